@@ -1,0 +1,70 @@
+# Two commands for newcomers (see README.md):
+#   make lab    set everything up and open the course in JupyterLab
+#   make test   set everything up and run the whole test suite
+# Both are idempotent: the virtual environment is rebuilt only when
+# pyproject.toml or requirements/constraints.txt change.
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.course-installed
+CONSTRAINTS := requirements/constraints.txt
+export OMP_NUM_THREADS ?= 1
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+
+.PHONY: lab test setup build lint unit nbval browser bench lock doctor clean
+
+lab: setup
+	$(BIN)/python -m course_helpers doctor || true
+	$(BIN)/jupyter lab notebooks/00_start_here.ipynb $(LAB_ARGS)
+
+test: setup lint
+	$(BIN)/python -m course_helpers build --check
+	$(BIN)/python -m pytest -n 2 --dist loadfile -p no:cacheprovider --nbval \
+		tests notebooks solutions $(PYTEST_ARGS)
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml $(CONSTRAINTS)
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10 or newer is needed (found " + sys.version.split()[0] + ")")'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	@if $(BIN)/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then \
+		$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e '.[test]'; \
+	else \
+		echo "note: the lock file was made on Python 3.11; installing from pyproject ranges with torch==2.13.0"; \
+		$(BIN)/python -m pip install --quiet 'torch==2.13.0' -e '.[test]'; \
+	fi
+	touch $(STAMP)
+
+build: setup
+	$(BIN)/python -m course_helpers build
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+unit: setup
+	$(BIN)/python -m pytest -n 2 --dist loadfile -p no:cacheprovider tests $(PYTEST_ARGS)
+
+nbval: setup
+	$(BIN)/python -m pytest -n 2 --dist loadfile -p no:cacheprovider --nbval notebooks solutions
+
+browser: setup
+	$(BIN)/python -m pytest -p no:cacheprovider -m browser tests $(PYTEST_ARGS)
+
+bench: setup
+	$(BIN)/python benchmarks/run_all.py
+
+doctor: setup
+	$(BIN)/python -m course_helpers doctor
+
+# Re-pin: install from pyproject ranges into a scratch venv and freeze it.
+lock:
+	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/pip install --quiet 'torch==2.13.0' -e '.[test]'
+	.lock-venv/bin/pip freeze --exclude-editable | grep -v '^-e' | sed 's/+cpu//' > $(CONSTRAINTS)
+	rm -rf .lock-venv
+
+clean:
+	rm -rf $(VENV) build .pytest_cache .ruff_cache

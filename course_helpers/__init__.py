@@ -1,0 +1,55 @@
+"""Helpers for the course "Tensors & Autograd, hands-on".
+
+Importing this package is cheap and has no side effects: every public name is
+loaded on first use, so ``import course_helpers`` costs almost nothing on top of
+``import torch`` and never pulls in matplotlib, ipywidgets or graphviz.
+
+Public API (see each function's docstring):
+
+- ``get_device()``: the course device (CUDA, else MPS, else CPU; ``COURSE_DEVICE`` overrides).
+- ``setup_notebook()``: seed everything, set print options; call once atop a lesson.
+- ``cpu_generator(seed)``: a seeded CPU ``torch.Generator`` for reproducible random data.
+- ``draw_graph(output, params=None, **options)``: a picture of the autograd graph behind ``output``.
+- ``replay_backward(output, params=None)``: step through ``backward()`` in engine order.
+- ``torchviz_graph(output, params=None)``: the same graph as torchviz's ``make_dot`` draws it.
+- ``check(exercise_id, answer)``: check an exercise answer and show feedback.
+- ``hint(exercise_id)``: the next tiered hint for an exercise.
+- ``progress()``: a per-lesson summary of your exercise results.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_LAZY = {
+    "get_device": "course_helpers.device",
+    "setup_notebook": "course_helpers.notebook",
+    "cpu_generator": "course_helpers.notebook",
+    "draw_graph": "course_helpers.graph",
+    "GraphPicture": "course_helpers.graph",
+    "torchviz_graph": "course_helpers.graph",
+    "replay_backward": "course_helpers.replay",
+    "check": "course_helpers.checking",
+    "CheckResult": "course_helpers.checking",
+    "hint": "course_helpers.hints",
+    "progress": "course_helpers.progress",
+    "CourseError": "course_helpers.errors",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str):
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'course_helpers' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,0 +1,37 @@
+"""Command line: ``python -m course_helpers {doctor,build,progress,grade}``."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+COMMANDS = {
+    "doctor": ("course_helpers.doctor", "print an environment report for bug reports"),
+    "build": ("course_helpers.build", "generate exercises and execute the notebooks"),
+    "progress": ("course_helpers.progress", "show your exercise progress per lesson"),
+    "grade": ("course_helpers.grading", "grade learners' exercise notebooks headlessly"),
+}
+
+
+def usage() -> str:
+    lines = ["usage: python -m course_helpers COMMAND [options]", "", "commands:"]
+    lines += [f"  {name:<9} {help_}" for name, (_, help_) in COMMANDS.items()]
+    lines += ["", "Run 'python -m course_helpers COMMAND --help' for a command's options."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print(usage())
+        return 0 if argv else 2
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        print(f"unknown command {name!r}\n\n{usage()}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(COMMANDS[name][0])
+    return module.main(rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

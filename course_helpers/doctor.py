@@ -1,0 +1,155 @@
+"""``python -m course_helpers doctor``: an environment report to paste into a bug report."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata as metadata
+import platform
+import shutil
+import sys
+from dataclasses import dataclass
+
+# distribution name -> (needed by the course?, fix when missing)
+PACKAGES = {
+    "torch": (True, "pip install 'torch>=2.2' (or run `make lab`)"),
+    "numpy": (True, "pip install numpy"),
+    "matplotlib": (True, "pip install matplotlib"),
+    "ipywidgets": (True, "pip install ipywidgets"),
+    "jupyterlab": (True, "pip install jupyterlab"),
+    "torchviz": (True, "pip install torchviz"),
+    "graphviz": (True, "pip install graphviz (the Python package)"),
+    "nbclient": (True, "pip install nbclient"),
+    "nbval": (False, "pip install nbval (only needed to run the tests)"),
+}
+
+
+@dataclass
+class Finding:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+    required: bool = True
+
+    def line(self) -> str:
+        status = "OK     " if self.ok else ("PROBLEM" if self.required else "NOTE   ")
+        text = f"[{status}] {self.name:<22} {self.detail}"
+        if not self.ok and self.fix:
+            text += f"\n          fix: {self.fix}"
+        return text
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _widget_extension() -> Finding:
+    # ipywidgets 8 ships its JupyterLab extension in the jupyterlab_widgets package,
+    # installed as a prebuilt extension under <prefix>/share/jupyter/labextensions.
+    from pathlib import Path
+
+    version = _version("jupyterlab_widgets")
+    candidates = [
+        Path(p) / "share/jupyter/labextensions/@jupyter-widgets/jupyterlab-manager"
+        for p in dict.fromkeys([sys.prefix, sys.base_prefix])
+    ]
+    found = next((c for c in candidates if (c / "package.json").exists()), None)
+    if version and found:
+        return Finding("widget extension", True, f"jupyterlab_widgets {version} (prebuilt, found)")
+    return Finding(
+        "widget extension",
+        False,
+        "JupyterLab widget extension not found",
+        "pip install 'ipywidgets>=8' jupyterlab_widgets in the environment that runs JupyterLab, "
+        "then restart JupyterLab (without it, widgets show 'Error displaying widget')",
+    )
+
+
+def findings() -> list[Finding]:
+    """Every check the report makes, in report order."""
+    result = [
+        Finding(
+            "python",
+            sys.version_info >= (3, 10),
+            platform.python_version(),
+            "use Python 3.10 or newer",
+        )
+    ]
+    for dist, (required, fix) in PACKAGES.items():
+        version = _version(dist)
+        result.append(Finding(dist, version is not None, version or "not installed", fix, required))
+    if _version("torch"):
+        import torch
+
+        from course_helpers.device import available_devices, device_choice
+        from course_helpers.errors import CourseError
+
+        cuda = torch.cuda.is_available()
+        cuda_detail = (
+            f"available: {torch.cuda.get_device_name(0)} (CUDA {torch.version.cuda})"
+            if cuda
+            else f"not available (torch built with CUDA: {torch.version.cuda or 'no'})"
+        )
+        result.append(Finding("CUDA", True, cuda_detail, required=False))
+        mps = getattr(torch.backends, "mps", None)
+        mps_ok = bool(mps is not None and mps.is_available())
+        result.append(
+            Finding("Apple MPS", True, "available" if mps_ok else "not available", required=False)
+        )
+        try:
+            name, reason = device_choice()
+            result.append(Finding("course device", True, f"{name} ({reason})"))
+        except CourseError as error:
+            result.append(
+                Finding(
+                    "course device",
+                    False,
+                    str(error),
+                    f"available: {', '.join(available_devices())}",
+                )
+            )
+    dot = shutil.which("dot")
+    result.append(
+        Finding(
+            "graphviz dot",
+            dot is not None,
+            dot or "not found on PATH",
+            "sudo apt-get install graphviz | brew install graphviz | conda install -c conda-forge "
+            "graphviz (graph pictures still work without it, in a simpler layout)",
+            required=False,
+        )
+    )
+    result.append(_widget_extension())
+    return result
+
+
+def report() -> tuple[str, bool]:
+    """The report text and whether everything the course needs is present."""
+    items = findings()
+    header = [
+        "Tensors & Autograd course: environment report",
+        f"platform: {platform.platform()}",
+        f"python executable: {sys.executable}",
+        "",
+    ]
+    ok = all(f.ok for f in items if f.required)
+    footer = [
+        "",
+        "Everything the course needs is present."
+        if ok
+        else "Something the course needs is missing: see the PROBLEM lines above.",
+    ]
+    return "\n".join(header + [f.line() for f in items] + footer), ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m course_helpers doctor", description="Print an environment report."
+    )
+    parser.parse_args(argv)
+    text, ok = report()
+    print(text)
+    return 0 if ok else 1

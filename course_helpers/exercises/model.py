@@ -1,0 +1,90 @@
+"""What an exercise is: the data the checker, the hints and the grader read.
+
+Each lesson's exercises live in ``course_helpers/exercises/lessonNN.py`` as a
+module-level list ``EXERCISES``. References are *callables* so that importing
+the catalog stays cheap: ``Exercise.reference`` builds the value on first use.
+
+Kinds
+-----
+value     the answer is a tensor (or Python number/bool) compared with ``reference``.
+function  the answer is a learner-written function; it is called on ``cases(gen)``
+          (seeded random inputs plus edge cases) and compared with ``reference``.
+autograd  the answer is a tensor whose autograd state is checked: ``.grad`` after
+          backward, ``requires_grad``, ``is_leaf``, ``grad_fn`` name, ``_version``
+          (the attributes named in ``attributes``), against the reference tensor.
+choice    multiple choice / "predict the output": the answer is one of ``options``'
+          keys (or, for ``options=None``, a free value such as a shape tuple, a dtype
+          or a number compared with ``reference``).
+error     "which error does this raise": the answer is an exception class or its
+          name (e.g. ``RuntimeError`` or ``"RuntimeError"``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+KINDS = ("value", "function", "autograd", "choice", "error")
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One checked exercise.
+
+    id          "NN.slug", e.g. "01.arange_grid" (NN = lesson number).
+    title       short human title shown in feedback and progress tables.
+    lesson      lesson notebook stem, e.g. "01_tensors".
+    kind        one of KINDS.
+    build_reference  zero-argument callable returning the reference answer
+                (value/autograd: the expected tensor; function: the reference
+                function itself; choice: the correct option key or value; error:
+                the exception class).
+    hints       tiered hints: (nudge, stronger, near-solution). At least 2.
+    solution    the full solution as text (shown only when explicitly asked).
+    """
+
+    id: str
+    title: str
+    lesson: str
+    kind: str
+    build_reference: Callable[[], Any]
+    hints: tuple[str, ...]
+    solution: str
+    # value / function / autograd: tolerances; None = torch.testing.assert_close defaults per dtype
+    rtol: float | None = None
+    atol: float | None = None
+    # function: given a seeded CPU torch.Generator, return a list of argument tuples
+    # (random inputs first, then edge cases such as size-1 and empty dims).
+    cases: Callable[[Any], Sequence[tuple]] | None = None
+    # function: True when the learner's function is *meant* to modify its input in place
+    mutates_input: bool = False
+    # autograd: attributes to compare: "grad", "requires_grad", "is_leaf", "grad_fn", "version"
+    attributes: tuple[str, ...] = ("grad",)
+    # choice: option key -> text shown to the learner (None for free-form predictions)
+    options: Mapping[str, str] | None = None
+    # choice: per-wrong-answer explanation, keyed like options (optional)
+    explanations: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"exercise {self.id}: kind {self.kind!r} is not one of {KINDS}")
+        if len(self.hints) < 2:
+            raise ValueError(f"exercise {self.id}: give at least two tiered hints")
+        if self.kind == "function" and self.cases is None:
+            raise ValueError(f"exercise {self.id}: a function exercise needs cases=")
+
+    @property
+    def reference(self) -> Any:
+        """The reference answer (built on first use, then cached)."""
+        return _build(self.build_reference)
+
+    @property
+    def lesson_number(self) -> str:
+        return self.id.split(".", 1)[0]
+
+
+@functools.cache
+def _build(builder: Callable[[], Any]) -> Any:
+    return builder()

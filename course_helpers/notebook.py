@@ -1,0 +1,48 @@
+"""One call at the top of every lesson: reproducible numbers on every machine."""
+
+from __future__ import annotations
+
+import os
+import random
+
+
+def cpu_generator(seed: int = 0):
+    """A CPU ``torch.Generator`` seeded with ``seed``.
+
+    Draw random data with it on the CPU and then move the data to the device:
+    CUDA's random streams differ from the CPU's, so this keeps the printed
+    numbers identical on CPU and GPU machines.
+    """
+    import torch
+
+    return torch.Generator(device="cpu").manual_seed(int(seed))
+
+
+def setup_notebook(seed: int = 0, *, precision: int = 4, deterministic: bool = True):
+    """Seed Python, NumPy and torch, set print options, and return the course device.
+
+    - ``torch.manual_seed``, ``random.seed`` and ``numpy.random.seed`` get ``seed``;
+    - tensors print with ``precision`` decimals (4 by default) so outputs stay short;
+    - ``deterministic=True`` asks torch for deterministic algorithms (warn only, so
+      no lesson stops on a GPU op that has no deterministic version);
+    - on CPU the intra-op thread count is left alone: results of the small tensors in
+      the lessons do not depend on it.
+
+    Returns ``course_helpers.get_device()``. Prints nothing, so the cell's output
+    is the same on CPU, CUDA and MPS machines.
+    """
+    import numpy as np
+    import torch
+
+    from course_helpers.device import get_device
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    torch.set_printoptions(precision=precision, sci_mode=False, linewidth=88, profile=None)
+    np.set_printoptions(precision=precision, suppress=True)
+    if deterministic:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.backends.cudnn.benchmark = False
+    return get_device()

@@ -1,0 +1,121 @@
+"""A throwaway JupyterLab server for the browser tests.
+
+It serves a *copy* of the course (so autosave never touches the repository), with its own
+settings, config and runtime folders (no news pop-up, no token written next to the repo),
+on a free loopback port, and exposes ``window.jupyterapp`` so tests can drive commands.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+COURSE_DIRS = ("notebooks", "exercises", "solutions")
+CHROMIUM = os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SCREENSHOTS = ROOT / "build" / "screenshots"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _write_settings(settings_dir: Path) -> None:
+    # JupyterLab 4: no "news" toast, no update check, no autosave surprises.
+    overrides = {
+        "@jupyterlab/apputils-extension:notification": {
+            "fetchNews": "false",
+            "checkForUpdates": False,
+        },
+        "@jupyterlab/docmanager-extension:plugin": {"autosave": False},
+    }
+    for plugin, values in overrides.items():
+        package, _, name = plugin.partition(":")
+        path = settings_dir / package / f"{name}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+
+
+class LabServer:
+    def __init__(self, workdir: Path, source: Path = ROOT):
+        self.source = source
+        self.workdir = workdir
+        self.port = free_port()
+        self.token = secrets.token_hex(16)
+        self.process: subprocess.Popen | None = None
+        self.log = workdir / "jupyterlab.log"
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def url(self, relative: str) -> str:
+        return f"{self.base_url}/lab/tree/{relative}?token={self.token}"
+
+    def start(self, timeout: float = 90) -> None:
+        course = self.workdir / "course"
+        for folder in COURSE_DIRS:
+            shutil.copytree(self.source / folder, course / folder)
+        home = self.workdir / "home"
+        settings = self.workdir / "settings"
+        _write_settings(settings)
+        env = dict(os.environ)
+        env.update(
+            HOME=str(home),
+            JUPYTER_CONFIG_DIR=str(self.workdir / "config"),
+            JUPYTER_RUNTIME_DIR=str(self.workdir / "runtime"),
+            JUPYTER_DATA_DIR=str(self.workdir / "data"),
+            JUPYTERLAB_SETTINGS_DIR=str(settings),
+            JUPYTERLAB_WORKSPACES_DIR=str(self.workdir / "workspaces"),
+            COURSE_PROGRESS="off",
+            COURSE_STRICT="0",
+            OMP_NUM_THREADS="1",
+            PYDEVD_DISABLE_FILE_VALIDATION="1",
+        )
+        command = [
+            sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+            f"--port={self.port}", "--ip=127.0.0.1", f"--ServerApp.token={self.token}",
+            f"--ServerApp.root_dir={course}", "--LabApp.expose_app_in_browser=True",
+            "--ServerApp.open_browser=False", "--LabApp.news_url=None",
+        ]  # fmt: skip
+        self.process = subprocess.Popen(
+            command, env=env, stdout=self.log.open("w"), stderr=subprocess.STDOUT
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(
+                    f"JupyterLab exited early; see {self.log}:\n{self.log.read_text()}"
+                )
+            try:
+                urllib.request.urlopen(f"{self.base_url}/api/status?token={self.token}", timeout=2)
+                return
+            except OSError:
+                time.sleep(0.5)
+        raise RuntimeError(f"JupyterLab did not start within {timeout} s; see {self.log}")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()

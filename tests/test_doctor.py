@@ -1,0 +1,66 @@
+import subprocess
+import sys
+
+from course_helpers import doctor
+
+
+def _by_name():
+    return {f.name: f for f in doctor.findings()}
+
+
+def test_report_is_accurate_on_this_machine():
+    import shutil
+
+    import torch
+
+    found = _by_name()
+    assert found["torch"].detail == torch.__version__
+    assert found["CUDA"].detail.startswith("available" if torch.cuda.is_available() else "not")
+    assert found["course device"].detail.startswith(
+        str(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
+    )
+    assert found["graphviz dot"].ok == (shutil.which("dot") is not None)
+
+
+def test_missing_dot_is_a_note_with_the_install_fix(monkeypatch):
+    monkeypatch.setattr(doctor.shutil, "which", lambda name: None)
+    dot = _by_name()["graphviz dot"]
+    assert not dot.ok and not dot.required
+    assert "apt-get install graphviz" in dot.fix
+    assert "NOTE" in dot.line()
+
+
+def test_a_missing_required_package_fails_the_report(monkeypatch):
+    real = doctor._version
+    monkeypatch.setattr(doctor, "_version", lambda d: None if d == "ipywidgets" else real(d))
+    text, ok = doctor.report()
+    assert not ok
+    assert "[PROBLEM] ipywidgets" in text and "fix: pip install ipywidgets" in text
+
+
+def test_an_invalid_course_device_is_reported(monkeypatch):
+    monkeypatch.setenv("COURSE_DEVICE", "tpu")
+    text, ok = doctor.report()
+    assert not ok and "'tpu' is not a device type" in text
+
+
+def test_command_line_exit_status():
+    ok = subprocess.run(
+        [sys.executable, "-m", "course_helpers", "doctor"], capture_output=True, text=True
+    )
+    assert ok.returncode == 0, ok.stdout
+    assert "Everything the course needs is present." in ok.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "course_helpers", "doctor"],
+        capture_output=True,
+        text=True,
+        env={"COURSE_DEVICE": "nope", "PATH": ""},
+    )
+    assert bad.returncode == 1
+
+
+def test_unknown_command_is_a_usage_error():
+    out = subprocess.run(
+        [sys.executable, "-m", "course_helpers", "frobnicate"], capture_output=True, text=True
+    )
+    assert out.returncode == 2 and "unknown command 'frobnicate'" in out.stderr
