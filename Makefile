@@ -20,7 +20,7 @@ lab: setup
 
 test: setup lint
 	$(BIN)/python -m course_helpers build --check
-	$(BIN)/python -m pytest -n 2 --dist loadfile -p no:cacheprovider --nbval \
+	$(BIN)/python -m pytest -n 2 --dist loadfile -p no:cacheprovider -rs --nbval \
 		tests notebooks solutions $(PYTEST_ARGS)
 
 setup: $(STAMP)

@@ -1,0 +1,166 @@
+"""The course's speed table: `make bench` (or `python benchmarks/run_all.py`).
+
+Measures, side by side in one run on this machine:
+- the nbval suite over every lesson and solution notebook vs a floor of the same number of
+  notebooks that only `import torch` (same pytest command; target: at most 1.5x the floor);
+- the cost of `import course_helpers` on top of `import torch` (target: under 50 ms);
+- the graph-drawing and check-latency benchmarks (benchmarks/bench_graph.py, bench_check.py);
+- a fresh README setup (new venv + pinned install) and the size of the environment it makes.
+
+Options: --skip-setup (no fresh venv), --skip-nbval, --quick (fewer repetitions).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+
+
+def _run(command: list[str], **kwargs) -> float:
+    start = time.perf_counter()
+    subprocess.run(
+        command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kwargs
+    )
+    return time.perf_counter() - start
+
+
+def nbval_vs_floor() -> list[tuple[str, str, str]]:
+    notebooks = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted(
+        (ROOT / "solutions").glob("*.ipynb")
+    )
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    base = [
+        PY,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--nbval",
+        "-n",
+        "2",
+        "--dist",
+        "loadfile",
+    ]
+    course = _run(base + ["notebooks", "solutions"], cwd=ROOT, env=env)
+    import nbformat
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for index in range(len(notebooks)):
+            nb = nbformat.v4.new_notebook()
+            nb.metadata["kernelspec"] = {
+                "name": "python3",
+                "display_name": "Python 3",
+                "language": "python",
+            }
+            nb.cells = [nbformat.v4.new_code_cell("import torch", execution_count=1)]
+            nbformat.write(nb, Path(tmp) / f"floor_{index:02d}.ipynb")
+        floor = _run(base + [tmp], cwd=tmp, env=env)
+    ratio = course / floor
+    return [
+        (f"nbval, {len(notebooks)} course notebooks (-n 2)", f"{course:.1f} s", ""),
+        (f"nbval, {len(notebooks)} notebooks that only import torch", f"{floor:.1f} s", ""),
+        (
+            "ratio course / floor",
+            f"{ratio:.2f}x",
+            "target <= 1.5x: " + ("met" if ratio <= 1.5 else "NOT met"),
+        ),
+    ]
+
+
+def import_cost(repeats: int) -> list[tuple[str, str, str]]:
+    code = (
+        "import time; t0 = time.perf_counter(); import torch; t1 = time.perf_counter(); "
+        "import course_helpers; t2 = time.perf_counter(); print(t1 - t0, t2 - t1)"
+    )
+    torch_s, helpers_s = [], []
+    for _ in range(repeats):
+        out = subprocess.run(
+            [PY, "-c", code], capture_output=True, text=True, check=True
+        ).stdout.split()
+        torch_s.append(float(out[0]))
+        helpers_s.append(float(out[1]))
+    extra_ms = statistics.median(helpers_s) * 1000
+    return [
+        ("import torch (median)", f"{statistics.median(torch_s) * 1000:.0f} ms", ""),
+        ("import course_helpers on top (median)", f"{extra_ms:.1f} ms",
+         "target < 50 ms: " + ("met" if extra_ms < 50 else "NOT met")),
+    ]  # fmt: skip
+
+
+def fresh_setup() -> list[tuple[str, str, str]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        venv = Path(tmp) / "venv"
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]
+        subprocess.run(pip + ["--upgrade", "pip"], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            pip + ["-c", "requirements/constraints.txt", "-e", ".[test]"],
+            cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        seconds = time.perf_counter() - start
+        size = sum(f.stat().st_size for f in venv.rglob("*") if f.is_file() and not f.is_symlink())
+    return [
+        (
+            "fresh setup (venv + pinned install)",
+            f"{seconds:.0f} s",
+            "pip, packages from the index/cache",
+        ),
+        ("environment size", f"{size / 2**20:.0f} MiB", "torch CPU build"),
+    ]
+
+
+def sub_benchmark(script: str, extra: list[str]) -> str:
+    path = ROOT / "benchmarks" / script
+    if not path.exists():
+        return f"({script} not found)"
+    out = subprocess.run([PY, str(path), *extra], capture_output=True, text=True, cwd=ROOT)
+    return out.stdout.strip() if out.returncode == 0 else f"{script} failed:\n{out.stderr[-2000:]}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--skip-setup", action="store_true")
+    parser.add_argument("--skip-nbval", action="store_true")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+
+    import torch
+
+    print(f"# Course speed table — {time.strftime('%Y-%m-%d')}, {platform.machine()}, "
+          f"{os.cpu_count()} cores, Python {platform.python_version()}, torch {torch.__version__}, "
+          f"Graphviz dot: {'yes' if shutil.which('dot') else 'no'}\n")  # fmt: skip
+    rows = import_cost(3 if args.quick else 7)
+    if not args.skip_nbval:
+        rows += nbval_vs_floor()
+    if not args.skip_setup:
+        rows += fresh_setup()
+    width = max(len(r[0]) for r in rows)
+    print(f"| {'measure':<{width}} | value | note |")
+    print(f"|{'-' * (width + 2)}|------:|------|")
+    for name, value, note in rows:
+        print(f"| {name:<{width}} | {value} | {note} |")
+    quick = ["--quick"] if args.quick else []
+    print("\n## Graph drawing (benchmarks/bench_graph.py)\n")
+    print(sub_benchmark("bench_graph.py", quick))
+    print("\n## Check latency (benchmarks/bench_check.py)\n")
+    print(sub_benchmark("bench_check.py", quick))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
