@@ -47,11 +47,29 @@ def normalise(nb, *, executed: bool):
         cell.metadata = {k: meta[k] for k in KEPT_CELL_METADATA if k in meta}
         cell.id = f"c{index:03d}"
         if cell.cell_type == "code":
-            for output in cell.get("outputs", []):
+            cell.outputs = _coalesce_streams(cell.get("outputs", []))
+            for output in cell.outputs:
                 output.get("metadata", {}).pop("execution", None)
         if "attachments" in cell and not cell.attachments:
             del cell["attachments"]
     return nb
+
+
+def _coalesce_streams(outputs: list) -> list:
+    """Merge consecutive stdout (or stderr) pieces, as a reader sees them."""
+    merged: list = []
+    for output in outputs:
+        previous = merged[-1] if merged else None
+        if (
+            output.get("output_type") == "stream"
+            and previous is not None
+            and previous.get("output_type") == "stream"
+            and previous.get("name") == output.get("name")
+        ):
+            previous["text"] = previous["text"] + output["text"]
+        else:
+            merged.append(output)
+    return merged
 
 
 def dumps(nb) -> str:
@@ -172,6 +190,12 @@ def build(paths: list[Path], *, force: bool, jobs: int) -> int:
             target.write_text(text)
             print(f"generated {target.relative_to(ROOT)}")
     todo = paths or [p for p in all_notebooks() if force or not is_up_to_date(p)]
+    for path in all_notebooks():
+        if path not in todo:
+            text = dumps(normalise(read(path), executed=True))
+            if path.read_text() != text:
+                path.write_text(text)
+                print(f"normalised {path.relative_to(ROOT)}")
     if not todo:
         print("all notebooks are up to date")
         return 0
