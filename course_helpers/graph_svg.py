@@ -1,0 +1,269 @@
+"""A small layered (Sugiyama-style) layout that writes SVG, for machines without Graphviz.
+
+It needs no system program and no extra package: layers by longest path from the
+outputs, virtual points for edges that skip layers, a few barycenter sweeps to
+reduce crossings, then boxes centred over their neighbours. The result is simpler
+than Graphviz's picture but deterministic and fast (see docs/graph-rendering.md).
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from html import escape
+
+CHAR_W = 6.6  # px per character at 11px monospace
+LINE_H = 14.0
+PAD_X = 8.0
+PAD_Y = 5.0
+GAP_X = 18.0
+GAP_Y = 34.0
+MARGIN = 12.0
+
+
+def layout(sizes: list[tuple[float, float]], edges: list[tuple[int, int]]):
+    """Place boxes of ``sizes`` (w, h); edges go from an input (above) to its user (below).
+
+    Returns (centres, routes, width, height): ``centres[i]`` is (x, y) of box i and
+    ``routes[k]`` is the list of points of edge k.
+    """
+    n = len(sizes)
+    users: list[list[int]] = [[] for _ in range(n)]
+    inputs: list[list[int]] = [[] for _ in range(n)]
+    for a, b in edges:
+        users[a].append(b)
+        inputs[b].append(a)
+    # depth from the bottom: outputs 0, an input sits one layer above its highest user
+    pending = [len(users[i]) for i in range(n)]
+    depth = [0] * n
+    ready = [i for i in range(n) if pending[i] == 0]
+    order = []
+    while ready:
+        i = ready.pop()
+        order.append(i)
+        for a in inputs[i]:
+            depth[a] = max(depth[a], depth[i] + 1)
+            pending[a] -= 1
+            if pending[a] == 0:
+                ready.append(a)
+    if len(order) < n:  # a cycle cannot happen in autograd graphs; keep going anyway
+        for i in range(n):
+            if pending[i]:
+                depth[i] = max(depth[i], 0)
+    top = max(depth) if n else 0
+    layer_of = [top - d for d in depth]
+
+    # virtual points for edges spanning several layers
+    widths = [w for w, _ in sizes]
+    layer_members: list[list[int]] = [[] for _ in range(top + 1)]
+    for i in range(n):
+        layer_members[layer_of[i]].append(i)
+    node_layer = list(layer_of)
+    up: list[list[int]] = [[] for _ in range(n)]  # neighbours one layer above
+    down: list[list[int]] = [[] for _ in range(n)]
+    chains: list[list[int]] = []
+    for a, b in edges:
+        chain = [a]
+        for layer in range(layer_of[a] + 1, layer_of[b]):
+            v = len(node_layer)
+            node_layer.append(layer)
+            widths.append(2.0)
+            up.append([])
+            down.append([])
+            layer_members[layer].append(v)
+            chain.append(v)
+        chain.append(b)
+        for s, t in zip(chain, chain[1:], strict=False):
+            down[s].append(t)
+            up[t].append(s)
+        chains.append(chain)
+
+    # crossing reduction: barycenter sweeps, ties broken by the current position
+    position = {}
+    for members in layer_members:
+        for k, v in enumerate(members):
+            position[v] = k
+    for sweep in range(4):
+        layers = range(1, top + 1) if sweep % 2 == 0 else range(top - 1, -1, -1)
+        for layer in layers:
+            members = layer_members[layer]
+            near = up if sweep % 2 == 0 else down
+
+            def key(v, near=near):
+                ps = [position[u] for u in near[v]]
+                return (sum(ps) / len(ps) if ps else position[v], position[v])
+
+            members.sort(key=key)
+            for k, v in enumerate(members):
+                position[v] = k
+
+    # x: pack left to right, then pull each node towards its neighbours' mean
+    x = [0.0] * len(node_layer)
+    for members in layer_members:
+        cursor = 0.0
+        for v in members:
+            x[v] = cursor + widths[v] / 2
+            cursor += widths[v] + GAP_X
+    for sweep in range(6):
+        layers = range(1, top + 1) if sweep % 2 == 0 else range(top - 1, -1, -1)
+        for layer in layers:
+            near = up if sweep % 2 == 0 else down
+            members = layer_members[layer]
+            wanted = []
+            for v in members:
+                ps = [x[u] for u in near[v]]
+                wanted.append(sum(ps) / len(ps) if ps else x[v])
+            _place(members, wanted, widths, x)
+    left = min((x[v] - widths[v] / 2 for v in range(len(x))), default=0.0)
+    x = [value - left + MARGIN for value in x]
+
+    heights = [max((sizes[v][1] for v in m if v < n), default=0.0) for m in layer_members]
+    y_top = []
+    cursor = MARGIN
+    for h in heights:
+        y_top.append(cursor)
+        cursor += h + GAP_Y
+    centres = [(x[i], y_top[layer_of[i]] + heights[layer_of[i]] / 2) for i in range(n)]
+    routes = []
+    for chain in chains:
+        a, b = chain[0], chain[-1]
+        pts = [(x[a], y_top[layer_of[a]] + heights[layer_of[a]] / 2 + sizes[a][1] / 2)]
+        for v in chain[1:-1]:
+            layer = node_layer[v]
+            pts.append((x[v], y_top[layer] + heights[layer] / 2))
+        pts.append((x[b], y_top[layer_of[b]] + heights[layer_of[b]] / 2 - sizes[b][1] / 2))
+        routes.append(pts)
+    width = max((x[v] + widths[v] / 2 for v in range(len(x))), default=0.0) + MARGIN
+    height = cursor - GAP_Y + MARGIN
+    return centres, routes, width, height
+
+
+def _place(members, wanted, widths, x):
+    """Move members (left-to-right order fixed) close to ``wanted`` without overlaps."""
+    placed = []
+    for v, want in zip(members, wanted, strict=False):
+        lo = placed[-1] if placed else None
+        if lo is not None:
+            want = max(want, x[lo] + widths[lo] / 2 + GAP_X + widths[v] / 2)
+        x[v] = want
+        placed.append(v)
+    # shift back left where the push overshot the mean wish of the layer
+    if members:
+        excess = sum(x[v] - w for v, w in zip(members, wanted, strict=False)) / len(members)
+        for v in members:
+            x[v] -= excess
+
+
+def _svg(boxes, edges, note: str | None, title: str) -> str:
+    """boxes: list of dict(lines, fill, border, dash, bold); edges: (src, dst, colour, bold)."""
+    sizes = []
+    for box in boxes:
+        chars = max(len(line) for line in box["lines"])
+        sizes.append((chars * CHAR_W + 2 * PAD_X, len(box["lines"]) * LINE_H + 2 * PAD_Y))
+    centres, routes, width, height = layout(sizes, [(a, b) for a, b, _, _ in edges])
+    note_lines = textwrap.wrap(note, 90) if note else []
+    offset = len(note_lines) * 13.0 + (6 if note_lines else 0)
+    if note_lines:
+        width = max(width, max(len(line) for line in note_lines) * 6.1 + 2 * MARGIN)
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" '
+        f'height="{height + offset:.0f}" viewBox="0 0 {width:.1f} {height + offset:.1f}" '
+        'font-family="monospace" font-size="11">',
+        f"<title>{escape(title)}</title>",
+        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" '
+        'markerWidth="7" markerHeight="7" orient="auto-start-reverse">'
+        '<path d="M0,0 L10,5 L0,10 z" fill="context-stroke"/></marker></defs>',
+    ]
+    for k, line in enumerate(note_lines):
+        out.append(
+            f'<text x="{MARGIN}" y="{MARGIN + 13.0 * k:.1f}" font-size="10" '
+            f'font-style="italic" fill="#8a4b00">{escape(line)}</text>'
+        )
+    out.append(f'<g transform="translate(0,{offset:.1f})">')
+    for (_, _, colour, bold), pts in zip(edges, routes, strict=False):
+        d = "M" + " L".join(f"{px:.1f},{py:.1f}" for px, py in pts)
+        stroke = f' stroke-width="{2 if bold else 1}"'
+        out.append(
+            f'<path d="{d}" fill="none" stroke="{colour}"{stroke} marker-end="url(#arrow)"/>'
+        )
+    dashes = {"dashed": ' stroke-dasharray="5,3"', "dotted": ' stroke-dasharray="2,2"'}
+    for box, (w, h), (cx, cy) in zip(boxes, sizes, centres, strict=False):
+        x0, y0 = cx - w / 2, cy - h / 2
+        stroke = f' stroke-width="{2.5 if box["bold"] else 1}"'
+        out.append(
+            f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{w:.1f}" height="{h:.1f}" rx="5" '
+            f'fill="{box["fill"]}" stroke="{box["border"]}"{stroke}'
+            f"{dashes.get(box['dash'], '')}/>"
+        )
+        for k, line in enumerate(box["lines"]):
+            ty = y0 + PAD_Y + LINE_H * (k + 0.78)
+            weight = ' font-weight="bold"' if k == 0 else ""
+            out.append(
+                f'<text x="{cx:.1f}" y="{ty:.1f}" text-anchor="middle"{weight}>'
+                f"{escape(line)}</text>"
+            )
+    out.append("</g></svg>")
+    return "\n".join(out) + "\n"
+
+
+def render_svg(picture, note: str | None = None) -> str:
+    """SVG for a :class:`course_helpers.graph.GraphPicture` without Graphviz."""
+    from course_helpers.graph import HIGHLIGHT, node_style
+
+    index = {node.id: k for k, node in enumerate(picture.nodes)}
+    boxes, edges = [], []
+    for node in picture.nodes:
+        fill, border, dash = node_style(node)
+        lines = [f"{node.id}: {node.lines[0]}", *node.lines[1:]]
+        boxes.append(
+            {
+                "lines": lines,
+                "fill": fill,
+                "border": border,
+                "dash": dash,
+                "bold": node.on_path or node.active or node.done,
+            }
+        )
+    for node in picture.nodes:
+        for src in node.inputs:
+            hot = node.on_path and picture.nodes[index[src]].on_path
+            edges.append((index[src], index[node.id], HIGHLIGHT if hot else "#444444", hot))
+    notes = list(picture.notes)
+    if note:
+        notes.insert(0, note)
+    return _svg(boxes, edges, " | ".join(notes) or None, picture.title)
+
+
+_NODE = re.compile(r'(?m)^\t(\w+) \[label=("(?:[^"\\]|\\.)*"|[^\s\]]+)([^\]]*)\]')
+_EDGE = re.compile(r"(?m)^\t(\w+) -> (\w+)")
+_FILL = re.compile(r"fillcolor=(\"[^\"]*\"|\w+)")
+
+
+def render_dot_source(source: str, note: str | None = None) -> str:
+    """SVG for the simple DOT that torchviz writes (node lines and edge lines)."""
+    colours = {"lightblue": "#add8e6", "orange": "#ffa500", "darkolivegreen1": "#caff70"}
+    colours["darkolivegreen3"] = "#a2cd5a"
+    order: dict[str, int] = {}
+    boxes, edges = [], []
+    for name, label, rest in _NODE.findall(source):
+        fill = _FILL.search(rest)
+        colour = fill.group(1).strip('"') if fill else "lightgrey"
+        if label.startswith('"'):
+            label = label[1:-1]
+        text = label.replace("\\n", "\n").replace('\\"', '"').replace("\\\\", "\\")
+        lines = [part.strip() for part in text.split("\n") if part.strip()] or [name]
+        order[name] = len(boxes)
+        boxes.append(
+            {
+                "lines": lines,
+                "fill": colours.get(colour, "#d3d3d3"),
+                "border": "#444444",
+                "dash": "solid",
+                "bold": False,
+            }
+        )
+    edges = _EDGE.findall(source)
+    resolved = [
+        (order[a], order[b], "#444444", False) for a, b in edges if a in order and b in order
+    ]
+    return _svg(boxes, resolved, note, "torchviz graph")
