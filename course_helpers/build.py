@@ -190,7 +190,7 @@ def build(paths: list[Path], *, force: bool, jobs: int) -> int:
             target.write_text(text)
             print(f"generated {target.relative_to(ROOT)}")
     todo = paths or [p for p in all_notebooks() if force or not is_up_to_date(p)]
-    for path in all_notebooks():
+    for path in [] if paths else all_notebooks():
         if path not in todo:
             text = dumps(normalise(read(path), executed=True))
             if path.read_text() != text:
