@@ -35,7 +35,9 @@ _LAZY = {
     "check": "course_helpers.checking",
     "CheckResult": "course_helpers.checking",
     "hint": "course_helpers.hints",
-    "progress": "course_helpers.progress",
+    "progress": "course_helpers.progress_store",
+    "solution": "course_helpers.hints",
+    "ExerciseFailed": "course_helpers.checking",
     "CourseError": "course_helpers.errors",
 }
 

@@ -8,7 +8,7 @@ import sys
 COMMANDS = {
     "doctor": ("course_helpers.doctor", "print an environment report for bug reports"),
     "build": ("course_helpers.build", "generate exercises and execute the notebooks"),
-    "progress": ("course_helpers.progress", "show your exercise progress per lesson"),
+    "progress": ("course_helpers.progress_store", "show your exercise progress per lesson"),
     "grade": ("course_helpers.grading", "grade learners' exercise notebooks headlessly"),
 }
 

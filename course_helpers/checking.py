@@ -1,0 +1,627 @@
+"""``check(exercise_id, answer)``: collect an answer, judge it, show the verdict.
+
+Checking is split in two so that grading can happen outside the learner's kernel:
+
+- :func:`collect` runs where the answer lives (the learner's kernel) and turns it into a
+  *submission*: plain records (see ``course_helpers.diagnosis.describe``). For a function
+  exercise it calls the learner's function on deep copies of the exercise's cases and
+  records outputs, exceptions and whether an input was modified.
+- :func:`judge` compares a submission with the reference. It is pure and runs anywhere:
+  in the kernel for instant feedback, and in the grader's own process for grading.
+
+``COURSE_STRICT=1`` makes a check that does not pass raise :class:`ExerciseFailed`;
+``COURSE_GRADING_DIR`` (set by the grader) makes ``check`` also save each submission there.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from course_helpers import diagnosis as dx
+from course_helpers.errors import CourseError
+
+STRICT_ENV = "COURSE_STRICT"
+GRADING_ENV = "COURSE_GRADING_DIR"
+SUBMISSION_FORMAT = 1
+CASE_SEED = 0  # function exercises: cases(cpu_generator(CASE_SEED)), same in kernel and grader
+AUTOGRAD_ORDER = ("requires_grad", "is_leaf", "grad_fn", "version", "value", "grad")
+
+
+class ExerciseFailed(AssertionError):
+    """Raised by ``check`` in strict mode (``COURSE_STRICT=1``) when an answer does not pass."""
+
+    def _render_traceback_(self):
+        return [f"\x1b[31m{type(self).__name__}\x1b[0m: {self}"]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of one ``check``: ``.passed``, ``.status``, ``.message`` (plain text).
+
+    Displays itself as a compact coloured verdict in Jupyter (text/html) and as plain
+    text elsewhere; both forms are deterministic.
+    """
+
+    exercise_id: str
+    title: str
+    status: str
+    message: str
+    hint_count: int = 0
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __str__(self) -> str:
+        from course_helpers.feedback import result_text
+
+        return result_text(self)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from course_helpers.feedback import result_bundle
+
+        return result_bundle(self)
+
+    def _ipython_display_(self):
+        from course_helpers.feedback import show_result
+
+        show_result(self)
+
+
+# --------------------------------------------------------------------------- check
+
+
+def check(exercise_id: str, answer: Any = ...) -> CheckResult:
+    """Check your answer to exercise ``exercise_id`` and show what, if anything, is wrong.
+
+    ``answer`` is what the exercise asks for: a tensor, a number, your function itself,
+    an option key, or an exception class. Never raises while you learn; with
+    ``COURSE_STRICT=1`` a failed check raises ``ExerciseFailed``.
+    """
+    from course_helpers.exercises import get
+
+    try:
+        exercise = get(exercise_id)
+    except CourseError as err:
+        return _finish(CheckResult(str(exercise_id), "", "error", str(err)))
+    except Exception as err:  # e.g. a lesson module with a bug: still no traceback here
+        message = f"The exercise list could not be loaded ({type(err).__name__}: {err})."
+        return _finish(CheckResult(str(exercise_id), "", "error", message))
+    try:
+        submission = collect(exercise, answer)
+    except Exception as err:  # a bug in the checker must not become the learner's traceback
+        return _finish(_internal_error(exercise, err))
+    try:
+        _save_for_grader(exercise.id, submission)
+    except Exception as err:
+        _note_once(f"answer not recorded for grading: {err}")
+    verdict = judge(exercise, submission)
+    result = CheckResult(
+        exercise.id, exercise.title, verdict.status, verdict.message, len(exercise.hints)
+    )
+    _record_progress(exercise, result)
+    return _finish(result)
+
+
+def strict_mode() -> bool:
+    return os.environ.get(STRICT_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _finish(result: CheckResult) -> CheckResult:
+    if strict_mode() and not result.passed:
+        raise ExerciseFailed(f"{result.exercise_id} ({result.status}): {result.message}")
+    return result
+
+
+def _internal_error(exercise, err: Exception) -> CheckResult:
+    return CheckResult(
+        exercise.id,
+        exercise.title,
+        "error",
+        f"The checker itself failed ({type(err).__name__}: {err}). This is a bug in the "
+        "course, not in your answer: please report it.",
+        len(exercise.hints),
+    )
+
+
+def _record_progress(exercise, result: CheckResult) -> None:
+    try:
+        from course_helpers.progress_store import record
+
+        record(exercise.id, exercise.lesson, result.status)
+    except Exception as err:  # progress must never break a learner's cell
+        _note_once(f"progress not saved: {err}")
+
+
+_noted: set[str] = set()
+
+
+def _note_once(text: str) -> None:
+    """One line on stderr, once per process for each kind of trouble."""
+    kind = text.split(":", 1)[0]
+    if kind not in _noted:
+        _noted.add(kind)
+        print(f"note: {text}", file=sys.stderr)
+
+
+def _save_for_grader(exercise_id: str, submission: dict) -> None:
+    folder = os.environ.get(GRADING_ENV)
+    if not folder:
+        return
+    import torch
+
+    path = submission_path(folder, exercise_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".tmp")
+    torch.save(submission, temporary)
+    os.replace(temporary, path)
+
+
+def submission_path(folder: str | os.PathLike, exercise_id: str) -> Path:
+    """Where the grader finds the last submission for ``exercise_id``."""
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in exercise_id)
+    return Path(folder) / f"{safe}.pt"
+
+
+def load_submission(path: str | os.PathLike) -> dict:
+    """Read a submission safely (``weights_only=True``: no code runs while loading)."""
+    import torch
+
+    return torch.load(path, map_location="cpu", weights_only=True)
+
+
+# --------------------------------------------------------------------------- collect
+
+
+def collect(exercise, answer: Any) -> dict:
+    """Turn ``answer`` into a serialisable submission for ``exercise`` (runs in the kernel)."""
+    submission = {
+        "format": SUBMISSION_FORMAT,
+        "exercise_id": exercise.id,
+        "kind": exercise.kind,
+    }
+    if exercise.kind == "function" and callable(answer):
+        submission["answer"] = _run_function(exercise, answer)
+    else:
+        submission["answer"] = dx.describe(answer)
+    return submission
+
+
+def _run_function(exercise, function) -> dict:
+    from course_helpers.notebook import cpu_generator
+
+    runs = []
+    for args in exercise.cases(cpu_generator(CASE_SEED)):
+        args = tuple(args)
+        before = copy.deepcopy(args)
+        given = copy.deepcopy(args)
+        run = {"output": None, "error": None, "mutated": [], "args_after": []}
+        try:
+            run["output"] = dx.describe(function(*given))
+        except Exception as err:
+            run["error"] = {"type": type(err).__name__, "message": _first_line(str(err))}
+        run["mutated"] = [_was_mutated(b, a) for b, a in zip(before, given, strict=True)]
+        run["args_after"] = [dx.describe(a) if _is_tensor(a) else None for a in given]
+        runs.append(run)
+    name = getattr(function, "__name__", type(function).__name__)
+    return {"_r": "function_run", "name": name, "runs": runs}
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _is_tensor(value: Any) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor)
+
+
+def _was_mutated(before: Any, after: Any) -> bool:
+    import torch
+
+    if isinstance(before, torch.Tensor) and isinstance(after, torch.Tensor):
+        if before.shape != after.shape or before.dtype != after.dtype:
+            return True
+        return not bool(dx.close_mask(after.detach().cpu(), before.detach().cpu()).all())
+    if isinstance(before, (list, dict)):
+        try:
+            return bool(before != after)
+        except Exception:
+            return False
+    return False
+
+
+# --------------------------------------------------------------------------- judge
+
+
+def judge(exercise, submission: dict) -> dx.Diagnosis:
+    """Compare a submission with the exercise's reference. Pure; never raises."""
+    try:
+        if submission.get("exercise_id") != exercise.id:
+            return dx.Diagnosis("error", "This submission belongs to another exercise.")
+        answer = submission.get("answer")
+        if dx.is_missing(answer):
+            return dx.not_attempted()
+        judge_kind = _JUDGES[exercise.kind]
+        return judge_kind(exercise, answer)
+    except Exception as err:
+        return dx.Diagnosis(
+            "error",
+            f"The checker itself failed ({type(err).__name__}: {err}). This is a bug in the "
+            "course, not in your answer: please report it.",
+        )
+
+
+def _device_for(exercise) -> str | None:
+    wanted = getattr(exercise, "device", None)
+    if wanted == "course":
+        from course_helpers.device import get_device
+
+        return str(get_device())
+    return wanted
+
+
+def _judge_value(exercise, answer) -> dx.Diagnosis:
+    verdict = dx.diagnose(
+        answer,
+        exercise.reference,
+        rtol=exercise.rtol,
+        atol=exercise.atol,
+        device=_device_for(exercise),
+    )
+    return _with_passed_note(verdict, answer)
+
+
+def _with_passed_note(verdict: dx.Diagnosis, answer) -> dx.Diagnosis:
+    if verdict.passed and dx.kind_of(answer) == "tensor":
+        return dx.passed(
+            f"Correct: shape {dx.fmt_shape(answer['shape'])}, dtype torch.{answer['dtype']}, "
+            "and the values match."
+        )
+    return verdict
+
+
+def _judge_choice(exercise, answer) -> dx.Diagnosis:
+    reference = exercise.reference
+    if exercise.options is None:
+        return dx.diagnose_prediction(answer, reference, rtol=exercise.rtol, atol=exercise.atol)
+    keys = list(exercise.options)
+    listed = ", ".join(repr(k) for k in keys)
+    if not isinstance(answer, (str, int)) or isinstance(answer, bool):
+        return dx.failed(
+            f"Your answer is {dx.python_type_name(answer)}; answer with one option key: {listed}."
+        )
+    key = _match_option(str(answer), exercise.options)
+    if key is None:
+        return dx.failed(f"{answer!r} is not one of the options; answer with one of {listed}.")
+    explanation = str(exercise.explanations.get(key, ""))
+    if str(key) == str(reference):
+        return dx.passed(("Correct. " + explanation).strip())
+    return dx.failed((f"{key!r} is not the right option. " + explanation).strip())
+
+
+def _match_option(answer: str, options):
+    """The option key the answer names: the key itself, any case, or the option's text."""
+    text = answer.strip()
+    for matches in (
+        lambda k, v: str(k) == text,
+        lambda k, v: str(k).lower() == text.lower(),
+        lambda k, v: str(v).strip().lower() == text.lower(),
+    ):
+        found = [k for k, v in options.items() if matches(k, v)]
+        if len(found) == 1:
+            return found[0]
+    return None
+
+
+def _judge_error(exercise, answer) -> dx.Diagnosis:
+    expected = exercise.reference
+    kind = dx.kind_of(answer)
+    if kind in ("exception_class", "exception"):
+        name = answer["name"]
+    elif kind == "str":
+        name = answer.strip().rsplit(".", 1)[-1]
+    else:
+        return dx.failed(
+            f"Your answer is {dx.python_type_name(answer)}; answer with an exception class such "
+            "as TypeError, or its name as a string, e.g. 'TypeError'."
+        )
+    explanation = exercise.explanations.get(name, "")
+    if name == expected.__name__:
+        return dx.passed(("Correct. " + explanation).strip())
+    if name in {c.__name__ for c in expected.__mro__[1:]}:
+        return dx.failed(
+            f"{name} is too general: the error raised is a more specific kind of {name}. "
+            "Run the code and read the first word of the error's last line."
+        )
+    import builtins
+
+    known = isinstance(getattr(builtins, name, None), type) or name.endswith(("Error", "Exception"))
+    if not known:
+        return dx.failed(
+            f"{name!r} is not the name of an exception class: answer with a class such as "
+            "TypeError, or its name as a string."
+        )
+    return dx.failed((f"{name} is not the error this code raises. " + explanation).strip())
+
+
+def _judge_autograd(exercise, answer) -> dx.Diagnosis:
+    expected = dx.describe(exercise.reference)
+    if dx.kind_of(answer) != "tensor":
+        return dx.failed(
+            f"Your answer is {dx.python_type_name(answer)}, but the tensor itself is expected "
+            "(pass the tensor whose autograd state is checked)."
+        )
+    wanted = set(exercise.attributes)
+    for attribute in AUTOGRAD_ORDER:
+        if attribute not in wanted:
+            continue
+        verdict = _AUTOGRAD_CHECKS[attribute](exercise, answer, expected)
+        if not verdict.passed:
+            return verdict
+    shown = ", ".join(a for a in AUTOGRAD_ORDER if a in wanted)
+    return dx.passed(f"Correct: {shown} as expected.")
+
+
+def _check_flag(name: str, explain_true: str, explain_false: str):
+    def checker(exercise, got, expected) -> dx.Diagnosis:
+        if got[name] == expected[name]:
+            return dx.passed()
+        return dx.failed(
+            f"Your tensor has {name}={got[name]} but {name}={expected[name]} is expected: "
+            + (explain_true if expected[name] else explain_false)
+        )
+
+    return checker
+
+
+def _check_grad_fn(exercise, got, expected) -> dx.Diagnosis:
+    mine, wanted = got["grad_fn"], expected["grad_fn"]
+    if mine == wanted:
+        return dx.passed()
+    if wanted is None:
+        return dx.failed(
+            f"Your tensor has grad_fn {mine}, but no grad_fn is expected: it should be a leaf or "
+            "detached from the graph (.detach() or torch.no_grad())."
+        )
+    if mine is None:
+        return dx.failed(
+            f"Your tensor has no grad_fn, but {wanted} is expected: it should be the result of "
+            "an operation on a tensor that requires grad."
+        )
+    return dx.failed(
+        f"Your tensor's grad_fn is {mine} but {wanted} is expected: the last operation that "
+        "made it is not the expected one."
+    )
+
+
+def _check_version(exercise, got, expected) -> dx.Diagnosis:
+    mine, wanted = got["version"], expected["version"]
+    if mine == wanted:
+        return dx.passed()
+    return dx.failed(
+        f"Your tensor's _version is {mine} but {wanted} is expected: _version counts the "
+        "in-place operations on a tensor (add_, mul_, +=, x[...] = ...), so yours had "
+        f"{mine} and the expected one {wanted}."
+    )
+
+
+def _check_value(exercise, got, expected) -> dx.Diagnosis:
+    return dx.diagnose_tensor(
+        got,
+        expected,
+        rtol=exercise.rtol,
+        atol=exercise.atol,
+        device=_device_for(exercise),
+    )
+
+
+def _check_grad(exercise, got, expected) -> dx.Diagnosis:
+    mine, wanted = got["grad"], expected["grad"]
+    if wanted is None and mine is None:
+        return dx.passed()
+    if wanted is None:
+        return dx.failed(
+            "Your tensor has a .grad, but none is expected: backward() should not reach it "
+            "(or its .grad should be reset to None)."
+        )
+    if mine is None:
+        return dx.failed(
+            "Your tensor's .grad is None: call .backward() on the result first. Only leaf "
+            "tensors created with requires_grad=True keep a .grad (others need .retain_grad())."
+        )
+    return dx.diagnose_tensor(
+        mine,
+        wanted,
+        rtol=exercise.rtol,
+        atol=exercise.atol,
+        subject="Your tensor's .grad",
+        grad_context=True,
+    )
+
+
+_AUTOGRAD_CHECKS = {
+    "requires_grad": _check_flag(
+        "requires_grad",
+        "create it with requires_grad=True (or call .requires_grad_()).",
+        "use .detach() or compute it inside `with torch.no_grad():`.",
+    ),
+    "is_leaf": _check_flag(
+        "is_leaf",
+        "a leaf is a tensor you created yourself, not the result of an operation on tensors "
+        "that require grad.",
+        "it should be the result of an operation on a tensor that requires grad.",
+    ),
+    "grad_fn": _check_grad_fn,
+    "version": _check_version,
+    "value": _check_value,
+    "grad": _check_grad,
+}
+
+
+def _judge_function(exercise, answer) -> dx.Diagnosis:
+    if dx.kind_of(answer) != "function_run":
+        return dx.failed(
+            f"Your answer is {dx.python_type_name(answer)}, but this exercise checks your "
+            "function itself: pass the function without calling it, e.g. check(ID, my_function)."
+        )
+    from course_helpers.notebook import cpu_generator
+
+    cases = [tuple(args) for args in exercise.cases(cpu_generator(CASE_SEED))]
+    runs = answer["runs"]
+    if len(runs) != len(cases):
+        return dx.Diagnosis("error", "The submission does not match this exercise's test inputs.")
+    reference = exercise.reference
+    expected_runs = _reference_runs(exercise, cases)
+    names = _parameter_names(reference)
+    all_none = all(
+        run["error"] is None and dx.kind_of(run["output"]) == "none" and not any(run["mutated"])
+        for run in runs
+    )
+    reference_acts = exercise.mutates_input or any(
+        dx.kind_of(r["output"]) != "none" for r in expected_runs
+    )
+    if all_none and reference_acts:
+        return dx.not_attempted(
+            "Not attempted yet: your function does nothing yet (it returns None and changes "
+            "nothing). Write its body in place of the `...`."
+        )
+    if all(r["error"] and r["error"]["type"] == "NotImplementedError" for r in runs):
+        return dx.not_attempted("Not attempted yet: your function raises NotImplementedError.")
+    for number, (args, run, wanted) in enumerate(
+        zip(cases, runs, expected_runs, strict=True), start=1
+    ):
+        where = f"For input {number} of {len(cases)} ({_describe_args(args, names)})"
+        verdict = _judge_run(exercise, args, run, wanted, where)
+        if not verdict.passed:
+            return verdict
+    return dx.passed(f"Correct on all {len(cases)} test inputs, edge cases included.")
+
+
+_reference_cache: dict[tuple, list[dict]] = {}
+
+
+def _reference_runs(exercise, cases: list[tuple]) -> list[dict]:
+    """The reference's records on the cases; computed once per exercise and process
+    (the cases come from a fixed seed, so they are the same every time)."""
+    key = (exercise.id, exercise.build_reference, exercise.cases)
+    if key not in _reference_cache:
+        reference = exercise.reference
+        _reference_cache[key] = [_reference_run(reference, args) for args in cases]
+    return _reference_cache[key]
+
+
+def _reference_run(reference, args: tuple) -> dict:
+    given = copy.deepcopy(args)
+    run = {"output": None, "error": None, "args_after": []}
+    try:
+        run["output"] = dx.describe(reference(*given))
+    except Exception as err:
+        run["error"] = {"type": type(err).__name__, "message": _first_line(str(err))}
+    run["args_after"] = [dx.describe(a) if _is_tensor(a) else None for a in given]
+    return run
+
+
+def _judge_run(exercise, args: tuple, run: dict, wanted: dict, where: str) -> dx.Diagnosis:
+    error = run["error"]
+    if wanted["error"] is not None:
+        if error is not None and error["type"] == wanted["error"]["type"]:
+            return dx.passed()
+        return dx.failed(
+            f"{where}: your function should raise {wanted['error']['type']}, "
+            + ("but it returned normally." if error is None else f"but it raised {error['type']}.")
+        )
+    if error is not None:
+        return dx.Diagnosis(
+            "error", f"{where}, your function raised {error['type']}: {error['message']}"
+        )
+    if exercise.mutates_input:
+        for i, (mine, theirs) in enumerate(
+            zip(run["args_after"], wanted["args_after"], strict=True)
+        ):
+            if theirs is None:
+                continue
+            verdict = dx.diagnose_tensor(
+                mine,
+                theirs,
+                rtol=exercise.rtol,
+                atol=exercise.atol,
+                subject=f"argument {i} after your function ran",
+            )
+            if not verdict.passed:
+                return dx.failed(f"{where}: {_lower_first(verdict.message)}")
+    else:
+        for i, changed in enumerate(run["mutated"]):
+            if changed:
+                return dx.failed(
+                    f"{where}: your function changed its input argument {i} in place (e.g. "
+                    "x += 1, x.add_(...), x[...] = ...). Work on a copy or use out-of-place "
+                    "operations such as x = x + 1."
+                )
+    if dx.kind_of(wanted["output"]) == "none":
+        return dx.passed()  # an in-place function: its return value is not checked
+    inputs = tuple(a for a in run["args_after"] if a is not None)
+    verdict = dx.diagnose(
+        run["output"],
+        wanted["output"],
+        rtol=exercise.rtol,
+        atol=exercise.atol,
+        inputs=inputs,
+        subject="Your function's output",
+    )
+    if verdict.status == "not_attempted":
+        return dx.failed(f"{where}: your function returned None; did you forget `return`?")
+    if verdict.passed:
+        return verdict
+    return dx.Diagnosis(verdict.status, f"{where}: {_lower_first(verdict.message)}")
+
+
+def _lower_first(text: str) -> str:
+    if text.startswith(("Your ", "Item ", "Every ")):
+        return text[0].lower() + text[1:]
+    return text
+
+
+def _parameter_names(function) -> list[str]:
+    import inspect
+
+    try:
+        return list(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        return []
+
+
+def _describe_args(args: tuple, names: list[str]) -> str:
+    parts = []
+    for i, value in enumerate(args):
+        label = names[i] if i < len(names) else f"argument {i}"
+        if _is_tensor(value):
+            dtype = dx.dtype_name(value.dtype)
+            parts.append(f"{label}: shape {dx.fmt_shape(value.shape)} {dtype}")
+        elif isinstance(value, (bool, int, float, str)) or value is None:
+            parts.append(f"{label}={value!r}")
+        else:
+            parts.append(f"{label}: {type(value).__name__}")
+    return ", ".join(parts) if parts else "no arguments"
+
+
+_JUDGES = {
+    "value": _judge_value,
+    "function": _judge_function,
+    "autograd": _judge_autograd,
+    "choice": _judge_choice,
+    "error": _judge_error,
+}

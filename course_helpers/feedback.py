@@ -1,0 +1,123 @@
+"""How a check result looks: plain text, a compact coloured HTML verdict, a Hint button.
+
+The verdict always lives in the result's own text/plain and text/html forms, so
+GitHub, nbval and a terminal show it too. In a Jupyter kernel with ipywidgets, a
+failed or unattempted check also shows a "Hint" button that reveals the tiered hints
+one at a time. Everything here is deterministic: no random ids, no varying emoji.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+import re
+import sys
+
+# status -> (fixed symbol, label, colour)
+STYLES = {
+    "passed": ("✓", "Passed", "#2e7d32"),
+    "failed": ("✗", "Not yet", "#c62828"),
+    "not_attempted": ("○", "Not attempted", "#6d6d6d"),
+    "error": ("!", "Error", "#e65100"),
+}
+
+
+def _wants_hint(result) -> bool:
+    return result.status in ("failed", "not_attempted") and result.hint_count > 0
+
+
+def hint_line(exercise_id: str) -> str:
+    return f"Run hint({exercise_id!r}) for a hint."
+
+
+def result_text(result) -> str:
+    """The plain-text verdict: one heading line, the diagnosis, and how to get a hint."""
+    symbol, label, _ = STYLES.get(result.status, STYLES["error"])
+    title = f" ({result.title})" if result.title else ""
+    lines = [f"{symbol} {label}: {result.exercise_id}{title}", result.message]
+    if _wants_hint(result):
+        lines.append(hint_line(result.exercise_id))
+    return "\n".join(lines)
+
+
+def result_html(result) -> str:
+    """A compact coloured block; inline styles only, so it renders the same everywhere."""
+    symbol, label, colour = STYLES.get(result.status, STYLES["error"])
+    title = f" · {html.escape(result.title)}" if result.title else ""
+    parts = [
+        f'<div class="course-check course-check-{result.status}" style="border-left: 4px solid '
+        f'{colour}; padding: 4px 10px; margin: 4px 0;">',
+        f'<div><strong style="color: {colour};">{symbol} {label}</strong> '
+        f"<code>{html.escape(result.exercise_id)}</code>{title}</div>",
+        '<div style="white-space: pre-wrap; margin-top: 2px;">'
+        f"{_code_spans(html.escape(result.message))}</div>",
+    ]
+    if _wants_hint(result):
+        parts.append(
+            '<div style="opacity: 0.75; margin-top: 2px;">'
+            f"Run <code>hint({html.escape(repr(result.exercise_id))})</code> for a hint.</div>"
+        )
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _code_spans(escaped: str) -> str:
+    """`code` in a message becomes <code>code</code> in HTML (the text form keeps backticks)."""
+    return re.sub(r"`([^`\n]+)`", r"<code>\1</code>", escaped)
+
+
+def result_bundle(result) -> dict:
+    return {"text/plain": result_text(result), "text/html": result_html(result)}
+
+
+def show_result(result) -> None:
+    """Display the verdict, then (when widgets work here) a Hint button below it."""
+    from IPython.display import display
+
+    display(result_bundle(result), raw=True)
+    if _wants_hint(result) and widgets_available():
+        try:
+            button = hint_widget(result.exercise_id)
+        except Exception:  # no working widgets here: the text above already says hint(ID)
+            return
+        display(button)
+
+
+def widgets_available() -> bool:
+    """True inside a Jupyter kernel (it has a comm manager) with ipywidgets installed."""
+    if "IPython" not in sys.modules or importlib.util.find_spec("ipywidgets") is None:
+        return False
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def hint_widget(exercise_id: str):
+    """A "Hint" button and an output area; each click reveals the next tiered hint.
+
+    Its text form is fixed (``[Hint button for ID]``), so saved notebooks compare
+    equal however often the button was clicked.
+    """
+    import ipywidgets as widgets
+
+    from course_helpers.hints import next_hint
+
+    class HintBox(widgets.VBox):
+        def __repr__(self) -> str:  # the text form saved in notebooks: short and fixed
+            return f"[Hint button for {exercise_id}]"
+
+    button = widgets.Button(description="Hint")
+    area = widgets.Output()
+
+    def reveal(_button):
+        shown = next_hint(exercise_id)
+        with area:
+            from IPython.display import display
+
+            display(shown)
+        if shown.is_last:
+            button.disabled = True
+
+    button.on_click(reveal)
+    return HintBox([button, area])

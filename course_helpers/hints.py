@@ -1,0 +1,92 @@
+"""Tiered hints: ``hint(id)`` gives the next one (nudge → stronger → near-solution).
+
+The count of hints shown lives in this kernel only, so restarting the kernel starts
+again at hint 1. The full solution is shown only when asked for explicitly:
+``hint(id, solution=True)`` or ``solution(id)``.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+_shown: dict[str, int] = {}
+
+
+@dataclass(frozen=True)
+class HintText:
+    """A hint (or the solution) that displays as text and as a small HTML block."""
+
+    exercise_id: str
+    heading: str
+    body: str
+    footer: str = ""
+    is_last: bool = False
+
+    def __str__(self) -> str:
+        return "\n".join(part for part in (self.heading, self.body, self.footer) if part)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        footer = (
+            f'<div style="opacity: 0.75;">{html.escape(self.footer)}</div>' if self.footer else ""
+        )
+        block = (
+            '<div class="course-hint" style="border-left: 4px solid #1565c0; padding: 4px 10px; '
+            f'margin: 4px 0;"><strong>{html.escape(self.heading)}</strong>'
+            f'<div style="white-space: pre-wrap;">{html.escape(self.body)}</div>{footer}</div>'
+        )
+        return {"text/plain": str(self), "text/html": block}
+
+
+def hint(exercise_id: str, solution: bool = False) -> HintText:
+    """The next hint for ``exercise_id`` ("Hint 1/3", "Hint 2/3", ...).
+
+    After the last hint, further calls repeat it and point to the full solution,
+    which ``hint(exercise_id, solution=True)`` shows.
+    """
+    if solution:
+        return _solution(exercise_id)
+    return next_hint(exercise_id)
+
+
+def solution(exercise_id: str) -> HintText:
+    """The full solution of ``exercise_id`` (try the hints first)."""
+    return _solution(exercise_id)
+
+
+def next_hint(exercise_id: str) -> HintText:
+    """Advance this kernel's hint counter for the exercise and return that hint."""
+    from course_helpers.exercises import get
+
+    exercise = get(exercise_id)
+    hints = tuple(exercise.hints)
+    count = len(hints)
+    seen = _shown.get(exercise.id, 0)
+    number = min(seen + 1, count)
+    _shown[exercise.id] = number
+    is_last = number == count
+    footer = ""
+    if is_last:
+        again = "You have seen all the hints. " if seen >= count else "That was the last hint. "
+        footer = again + f"The full solution: hint({exercise.id!r}, solution=True)"
+    return HintText(
+        exercise.id, f"Hint {number}/{count} for {exercise.id}", hints[number - 1], footer, is_last
+    )
+
+
+def reset_hints(exercise_id: str | None = None) -> None:
+    """Start the hints again at 1 (for one exercise, or for all)."""
+    if exercise_id is None:
+        _shown.clear()
+    else:
+        _shown.pop(exercise_id, None)
+
+
+def _solution(exercise_id: str) -> HintText:
+    from course_helpers.exercises import get
+
+    exercise = get(exercise_id)
+    return HintText(exercise.id, f"Solution for {exercise.id}", exercise.solution.strip(), "", True)

@@ -1,0 +1,431 @@
+"""check(): collect + judge, CheckResult display, strict mode, grading records."""
+
+import re
+
+import pytest
+import torch
+
+import course_helpers
+import course_helpers.exercises as exercises
+from course_helpers.checking import (
+    CheckResult,
+    ExerciseFailed,
+    check,
+    collect,
+    judge,
+    load_submission,
+    submission_path,
+)
+from course_helpers.exercises.model import Exercise
+
+HINTS = ("a nudge", "a stronger hint", "nearly the answer")
+
+
+def _row_sums(x):
+    return x.sum(dim=1)
+
+
+def _row_sum_cases(g):
+    return [
+        (torch.randn(3, 4, generator=g),),
+        (torch.randn(2, 5, generator=g),),
+        (torch.randn(1, 4, generator=g),),  # a size-1 dim
+        (torch.randn(0, 4, generator=g),),  # an empty dim
+    ]
+
+
+def _clamp_in_place(x):
+    x.clamp_(min=0)
+
+
+def _square_leaf():
+    x = torch.tensor([1.0, -2.0], requires_grad=True)
+    (x**2).sum().backward()
+    return x
+
+
+TEST_EXERCISES = {
+    e.id: e
+    for e in [
+        Exercise(
+            id="99.row_sums",
+            title="Row sums",
+            lesson="99_tests",
+            kind="function",
+            build_reference=lambda: _row_sums,
+            cases=_row_sum_cases,
+            hints=HINTS,
+            solution="def row_sums(x):\n    return x.sum(dim=1)",
+        ),
+        Exercise(
+            id="99.clamp_in_place",
+            title="Clamp in place",
+            lesson="99_tests",
+            kind="function",
+            build_reference=lambda: _clamp_in_place,
+            cases=lambda g: [(torch.randn(4, generator=g),), (torch.randn(0, generator=g),)],
+            mutates_input=True,
+            hints=HINTS,
+            solution="x.clamp_(min=0)",
+        ),
+        Exercise(
+            id="99.square_grad",
+            title="Gradient of a square",
+            lesson="99_tests",
+            kind="autograd",
+            build_reference=_square_leaf,
+            attributes=("requires_grad", "is_leaf", "grad_fn", "grad"),
+            hints=HINTS,
+            solution="x = ...; (x**2).sum().backward()",
+        ),
+        Exercise(
+            id="99.which_error",
+            title="Which error",
+            lesson="99_tests",
+            kind="error",
+            build_reference=lambda: IndexError,
+            hints=HINTS,
+            solution="IndexError",
+            explanations={"KeyError": "KeyError is for dict keys."},
+        ),
+    ]
+}
+
+
+@pytest.fixture(autouse=True)
+def _test_exercises(monkeypatch):
+    real_get = exercises.get
+    monkeypatch.setattr(
+        exercises, "get", lambda i: TEST_EXERCISES[i] if i in TEST_EXERCISES else real_get(i)
+    )
+
+
+# --------------------------------------------------------------------------- results and display
+
+
+def test_passed_result_fields_and_display():
+    result = check("00.first_tensor", torch.tensor([1.0, 2.0, 3.0]))
+    assert isinstance(result, CheckResult)
+    assert result.passed and result.status == "passed" and bool(result)
+    bundle = result._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "text/html"}
+    assert bundle["text/plain"].startswith("✓ Passed: 00.first_tensor")
+    assert "hint(" not in bundle["text/plain"]  # no hint offered for a passed check
+
+
+def test_failed_display_is_deterministic_and_offers_a_hint():
+    first = check("00.first_tensor", torch.tensor([1, 2, 3]))._repr_mimebundle_()
+    second = check("00.first_tensor", torch.tensor([1, 2, 3]))._repr_mimebundle_()
+    assert first == second
+    assert "Run hint('00.first_tensor') for a hint." in first["text/plain"]
+    assert "hint(&#x27;00.first_tensor&#x27;)" in first["text/html"]
+    assert not re.search(r"0x[0-9a-f]{6,}", first["text/plain"] + first["text/html"])
+
+
+def test_not_attempted():
+    result = check("00.first_tensor", ...)
+    assert result.status == "not_attempted" and not result.passed
+    assert str(result).startswith("○ Not attempted")
+
+
+def test_unknown_id_is_an_error_result_not_an_exception():
+    result = check("00.first_tenser", 1)
+    assert result.status == "error"
+    assert "00.first_tensor" in result.message  # the close match is suggested
+
+
+def test_a_broken_catalog_is_an_error_result(monkeypatch):
+    def broken(exercise_id):
+        raise RuntimeError("duplicate exercise ids in the catalog: ['01.x']")
+
+    monkeypatch.setattr(exercises, "get", broken)
+    result = check("01.x", 1)
+    assert result.status == "error"
+    assert "could not be loaded" in result.message
+
+
+def test_lazy_public_api():
+    assert course_helpers.check is check
+    assert course_helpers.CheckResult is CheckResult
+
+
+# --------------------------------------------------------------------------- strict mode
+
+
+def test_strict_mode_raises_a_short_assertion(monkeypatch):
+    monkeypatch.setenv("COURSE_STRICT", "1")
+    with pytest.raises(ExerciseFailed) as info:
+        check("00.first_tensor", torch.tensor([1, 2, 3]))
+    assert isinstance(info.value, AssertionError)
+    assert "torch.int64" in str(info.value)
+    assert len(info.value._render_traceback_()) == 1
+    assert check("00.first_tensor", torch.tensor([1.0, 2.0, 3.0])).passed
+    with pytest.raises(ExerciseFailed):
+        check("00.first_tensor", ...)
+    with pytest.raises(ExerciseFailed):
+        check("no.such_id", 1)
+
+
+def test_learning_mode_never_raises_even_when_the_checker_breaks(monkeypatch):
+    import course_helpers.checking as checking
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(checking, "collect", broken)
+    result = check("00.first_tensor", torch.zeros(3))
+    assert result.status == "error"
+    assert "bug in the course" in result.message
+
+
+# --------------------------------------------------------------------------- function exercises
+
+
+def test_function_correct_including_edge_cases():
+    result = check("99.row_sums", lambda x: x.T.contiguous().T.sum(1))
+    assert result.passed
+    assert "all 4 test inputs" in result.message
+
+
+def test_function_returning_none_is_not_attempted():
+    def row_sums(x): ...
+
+    assert check("99.row_sums", row_sums).status == "not_attempted"
+
+
+def test_function_exception_reports_input_shapes_and_never_escapes():
+    def row_sums(x):
+        return torch.stack([row.sum() for row in x])  # torch.stack([]) raises
+
+    result = check("99.row_sums", row_sums)
+    assert result.status == "error"
+    assert "input 4 of 4 (x: shape (0, 4) float32)" in result.message
+    assert "raised RuntimeError: stack expects a non-empty TensorList" in result.message
+
+
+def test_function_mutating_its_input_is_reported():
+    def row_sums(x):
+        x += 1
+        return x.sum(dim=1) - x.shape[1]
+
+    result = check("99.row_sums", row_sums)
+    assert result.status == "failed"
+    assert "changed its input argument 0 in place" in result.message
+
+
+def test_function_wrong_dim_names_the_input():
+    result = check("99.row_sums", lambda x: x.sum(dim=0))
+    assert result.status == "failed"
+    assert "input 1 of 4 (x: shape (3, 4) float32)" in result.message
+    assert "reduced over dim 0, but dim 1" in result.message
+
+
+def test_function_wrong_only_on_an_edge_case():
+    def row_sums(x):
+        return x.sum(dim=1).squeeze()  # drops the size-1 dim of the (1, 4) case
+
+    result = check("99.row_sums", row_sums)
+    assert "input 3 of 4 (x: shape (1, 4) float32)" in result.message
+    assert "0-dim" in result.message
+
+
+def test_not_a_function():
+    result = check("99.row_sums", torch.zeros(3))
+    assert result.status == "failed"
+    assert "pass the function without calling it" in result.message
+
+
+def test_in_place_exercise_compares_the_modified_input():
+    assert check("99.clamp_in_place", _clamp_in_place).passed
+
+    def clamp_in_place(x): ...
+
+    assert check("99.clamp_in_place", clamp_in_place).status == "not_attempted"
+    result = check("99.clamp_in_place", lambda x: x.clamp(min=0))
+    assert result.status == "failed"
+    assert "argument 0 after your function ran" in result.message
+
+
+# --------------------------------------------------------------------------- autograd exercises
+
+
+def test_autograd_correct():
+    assert check("99.square_grad", _square_leaf()).passed
+
+
+def test_autograd_accumulated_twice():
+    x = torch.tensor([1.0, -2.0], requires_grad=True)
+    (x**2).sum().backward()
+    (x**2).sum().backward()
+    result = check("99.square_grad", x)
+    assert "exactly 2 times the expected gradient" in result.message
+
+
+def test_autograd_missing_grad_and_non_leaf():
+    assert (
+        ".grad is None"
+        in check("99.square_grad", torch.tensor([1.0, -2.0], requires_grad=True)).message
+    )
+    x = torch.tensor([1.0, -2.0], requires_grad=True) * 1
+    assert "is_leaf=False but is_leaf=True" in check("99.square_grad", x).message
+    assert "requires_grad=False" in check("99.square_grad", torch.tensor([1.0, -2.0])).message
+
+
+def test_autograd_grad_fn_name():
+    ex = Exercise(
+        id="99.grad_fn",
+        title="grad_fn",
+        lesson="99_tests",
+        kind="autograd",
+        build_reference=lambda: torch.ones(2, requires_grad=True) * 2,
+        attributes=("requires_grad", "grad_fn"),
+        hints=HINTS,
+        solution="...",
+    )
+    w = torch.ones(2, requires_grad=True)
+    assert judge(ex, collect(ex, w * 3)).passed  # other values, same last operation
+    verdict = judge(ex, collect(ex, w + w))
+    assert "grad_fn is AddBackward0 but MulBackward0 is expected" in verdict.message
+    assert "no grad_fn" in judge(ex, collect(ex, w.detach().requires_grad_())).message
+
+
+def test_autograd_version_counter_mismatch():
+    ex = Exercise(
+        id="99.inplace",
+        title="In place",
+        lesson="99_tests",
+        kind="autograd",
+        build_reference=_one_in_place,
+        attributes=("version",),
+        hints=HINTS,
+        solution="...",
+    )
+    assert judge(ex, collect(ex, _one_in_place())).passed
+    twice = torch.zeros(2)
+    twice.add_(1)
+    twice.add_(1)
+    verdict = judge(ex, collect(ex, twice))
+    assert "_version is 2 but 1 is expected" in verdict.message
+
+
+def _one_in_place():
+    t = torch.zeros(2)
+    t.add_(1)
+    return t
+
+
+# --------------------------------------------------------------------------- choice and error
+
+
+def test_choice_accepts_key_any_case_or_option_text():
+    for answer in ("b", "B", " b ", "Shift+Enter", "shift+enter"):
+        assert check("00.how_to_run", answer).passed, answer
+
+
+def test_choice_wrong_option_explains():
+    result = check("00.how_to_run", "a")
+    assert result.status == "failed"
+    assert "Enter starts a new line" in result.message
+
+
+def test_choice_with_integer_keys():
+    ex = Exercise(
+        id="99.numbered",
+        title="Numbered options",
+        lesson="99_tests",
+        kind="choice",
+        build_reference=lambda: 2,
+        options={1: "one", 2: "two"},
+        explanations={1: "One is too few."},
+        hints=HINTS,
+        solution="2",
+    )
+    assert judge(ex, collect(ex, 2)).passed
+    assert judge(ex, collect(ex, "two")).passed
+    assert "One is too few." in judge(ex, collect(ex, 1)).message
+
+
+def test_choice_not_an_option():
+    result = check("00.how_to_run", "z")
+    assert "not one of the options" in result.message
+    assert "'a', 'b', 'c', 'd'" in result.message
+
+
+def test_error_kind_accepts_class_name_and_instance():
+    for answer in (IndexError, "IndexError", "builtins.IndexError", IndexError("x")):
+        assert check("99.which_error", answer).passed, answer
+
+
+def test_error_kind_wrong_too_general_and_nonsense():
+    assert "dict keys" in check("99.which_error", KeyError).message
+    assert "too general" in check("99.which_error", LookupError).message
+    assert "not the name of an exception" in check("99.which_error", "Banana").message
+
+
+# --------------------------------------------------------------------------- grading records
+
+
+def test_grading_dir_records_the_submission(monkeypatch, tmp_path):
+    monkeypatch.setenv("COURSE_GRADING_DIR", str(tmp_path))
+    check("00.first_tensor", torch.tensor([1.0, 2.0, 4.0]))
+    check("00.first_tensor", torch.tensor([1.0, 2.0, 3.0]))  # the last one wins
+    check("99.row_sums", _row_sums)
+    saved = load_submission(submission_path(tmp_path, "00.first_tensor"))
+    assert judge(exercises.get("00.first_tensor"), saved).passed
+    saved = load_submission(submission_path(tmp_path, "99.row_sums"))
+    assert judge(TEST_EXERCISES["99.row_sums"], saved).passed
+
+
+def test_judge_rejects_a_submission_for_another_exercise():
+    submission = collect(exercises.get("00.first_tensor"), torch.tensor([1.0, 2.0, 3.0]))
+    assert judge(exercises.get("00.how_to_run"), submission).status == "error"
+
+
+def test_judging_ignores_a_patched_torch_in_the_collecting_process(monkeypatch):
+    submission = collect(exercises.get("00.first_tensor"), torch.tensor([9.0, 9.0, 9.0]))
+    monkeypatch.setattr(torch, "allclose", lambda *a, **k: True)
+    monkeypatch.setattr(torch, "equal", lambda *a, **k: True)
+    assert not judge(exercises.get("00.first_tensor"), submission).passed
+
+
+# --------------------------------------------------------------------------- feedback widget
+
+
+def test_hint_widget_has_a_fixed_text_form_and_reveals_hints():
+    from course_helpers.feedback import hint_widget, widgets_available
+    from course_helpers.hints import _shown, reset_hints
+
+    reset_hints()
+    box = hint_widget("00.first_tensor")
+    assert repr(box) == "[Hint button for 00.first_tensor]"
+    assert box._repr_mimebundle_()["text/plain"] == "[Hint button for 00.first_tensor]"
+    button = box.children[0]
+    assert button.description == "Hint"
+    button.click()
+    button.click()
+    assert _shown["00.first_tensor"] == 2
+    button.click()
+    assert button.disabled  # all three hints shown
+    assert not widgets_available()  # no kernel in a plain pytest process
+    reset_hints()
+
+
+def test_in_a_kernel_the_verdict_is_shown_before_a_hint_button():
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("import torch\nfrom course_helpers import check"),
+        nbformat.v4.new_code_cell('check("00.first_tensor", torch.tensor([1, 2, 3]))'),
+        nbformat.v4.new_code_cell('check("00.first_tensor", torch.tensor([1.0, 2.0, 3.0]))'),
+    ]
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    failed_outputs = nb.cells[1].outputs
+    texts = [o["data"]["text/plain"] for o in failed_outputs]
+    assert texts[0].startswith("✗ Not yet: 00.first_tensor")
+    assert "text/html" in failed_outputs[0]["data"]  # the verdict is not only widget state
+    assert texts[1:] == ["[Hint button for 00.first_tensor]"]
+    passed_outputs = nb.cells[2].outputs
+    assert len(passed_outputs) == 1  # no hint button for a passed check
+    assert passed_outputs[0]["data"]["text/plain"].startswith("✓ Passed")

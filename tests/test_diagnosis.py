@@ -1,0 +1,343 @@
+"""The ordered diagnosis of an answer against the reference (course_helpers.diagnosis)."""
+
+import io
+
+import numpy as np
+import pytest
+import torch
+
+from course_helpers.diagnosis import describe, diagnose, diagnose_prediction, fmt_number
+
+
+def gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+def failed_with(answer, expected, *fragments, **options):
+    result = diagnose(answer, expected, **options)
+    assert result.status == "failed", result
+    for fragment in fragments:
+        assert fragment in result.message, result.message
+    return result.message
+
+
+# --------------------------------------------------------------------------- not attempted, type
+
+
+@pytest.mark.parametrize("answer", [..., None])
+def test_ellipsis_and_none_are_not_attempted(answer):
+    result = diagnose(answer, torch.zeros(3))
+    assert result.status == "not_attempted"
+    assert "`...`" in result.message
+
+
+def test_list_gets_the_exact_wrapping_fix():
+    failed_with([1.0, 2.0], torch.zeros(2), "a Python list", "torch.tensor(", "dtype=torch.float32")
+
+
+def test_list_of_tensors_gets_stack():
+    failed_with(
+        [torch.zeros(2), torch.ones(2)], torch.zeros(2, 2), "list of tensors", "torch.stack("
+    )
+
+
+def test_ndarray_gets_from_numpy_and_the_cast():
+    failed_with(
+        np.zeros(3), torch.zeros(3), "a NumPy array (float64)", "torch.from_numpy", ".float()"
+    )
+
+
+def test_python_number_where_a_tensor_is_expected():
+    failed_with(2.5, torch.tensor(2.5), "a Python float (2.5)", "torch.tensor(2.5")
+
+
+def test_tensor_where_a_python_number_is_expected():
+    failed_with(torch.tensor(3.0), 3.0, ".item()")
+
+
+def test_python_numbers_compare_with_tolerance_and_int_float_mix():
+    assert diagnose(3, 3.0).passed
+    assert diagnose(0.1 + 0.2, 0.3).passed
+    failed_with(2.5, 3.0, "2.5", "3.0")
+
+
+# --------------------------------------------------------------------------- shape
+
+
+def test_column_vs_vector_never_broadcasts():
+    expected = torch.full((3,), 2.0)
+    answer = expected[:, None]
+    assert torch.allclose(answer, expected)  # the naive check is fooled by broadcasting
+    failed_with(
+        answer,
+        expected,
+        "shape (3, 1) but (3,) is expected",
+        "extra size-1 dimension at dim 1",
+        ".squeeze(1)",
+        "broadcast silently to (3, 3)",
+    )
+
+
+def test_missing_size_one_dim_suggests_unsqueeze_and_keepdim():
+    failed_with(torch.zeros(3), torch.zeros(3, 1), ".unsqueeze(1)", "keepdim=True")
+
+
+def test_one_element_tensor_vs_scalar_both_ways():
+    assert torch.allclose(torch.tensor([5.0]), torch.tensor(5.0))  # naive check passes
+    failed_with(torch.tensor([5.0]), torch.tensor(5.0), "shape (1,) but () is expected", "0-dim")
+    failed_with(torch.tensor(5.0), torch.tensor([5.0]), "shape () but (1,)", ".reshape(1)")
+
+
+def test_transpose_is_named():
+    x = torch.randn(3, 4, generator=gen())
+    failed_with(x.T, x, "transpose", ".T")
+
+
+def test_same_numel_reshaped_values_right():
+    x = torch.arange(12.0).reshape(3, 4)
+    failed_with(x.reshape(4, 3), x, "the values are right", ".reshape(3, 4)")
+
+
+def test_permuted_dims_give_the_undoing_permute():
+    x = torch.randn(2, 3, 4, generator=gen())
+    answer = x.permute(2, 0, 1)
+    assert torch.equal(answer.permute(1, 2, 0), x)
+    failed_with(answer, x, ".permute(1, 2, 0)")
+
+
+def test_different_sizes_name_the_dimension():
+    failed_with(torch.zeros(3, 5), torch.zeros(3, 4), "dim 1 has size 5 instead of 4")
+
+
+def test_reduction_over_the_wrong_dim_from_the_shape():
+    x = torch.randn(3, 4, generator=gen())
+    failed_with(x.sum(0), x.sum(1), "reduced over dim 0, but dim 1", inputs=(x,))
+
+
+def test_reduction_over_the_wrong_dim_of_a_square_input():
+    x = torch.randn(3, 3, generator=gen())
+    failed_with(x.mean(0), x.mean(1), "reduced over dim 0, but dim 1", inputs=(x,))
+
+
+# --------------------------------------------------------------------------- dtype, device, grad
+
+
+def test_int64_vs_float32_says_values_are_right():
+    failed_with(
+        torch.tensor([1, 2, 3]),
+        torch.tensor([1.0, 2.0, 3.0]),
+        "dtype torch.int64 but torch.float32",
+        ".float()",
+        "The values themselves are right",
+    )
+
+
+def test_float64_vs_float32():
+    failed_with(torch.zeros(2, dtype=torch.float64), torch.zeros(2), "torch.float64", ".float()")
+
+
+def test_device_is_checked_only_when_asked():
+    assert diagnose(torch.zeros(2), torch.zeros(2)).passed
+    failed_with(torch.zeros(2), torch.zeros(2), "on the cpu device", ".to(device)", device="cuda")
+
+
+def test_requires_grad_both_ways_and_leaf():
+    w = torch.ones(3, requires_grad=True)
+    failed_with(w * 2, torch.full((3,), 2.0), "requires_grad=True", ".detach()")
+    failed_with(torch.ones(3), torch.ones(3, requires_grad=True), "requires_grad=False")
+    failed_with(w * 1, torch.ones(3, requires_grad=True), "not a leaf", "MulBackward0")
+
+
+# --------------------------------------------------------------------------- NaN / Inf, values
+
+
+def test_nan_in_the_answer_is_named():
+    answer = torch.tensor([1.0, float("nan"), 3.0])
+    failed_with(answer, torch.tensor([1.0, 2.0, 3.0]), "1 NaN", "index (1,)")
+
+
+def test_inf_in_the_answer_is_named():
+    answer = torch.tensor([1.0, float("inf")])
+    failed_with(answer, torch.tensor([1.0, 2.0]), "infinite", "index (1,)")
+
+
+def test_nan_expected_at_the_same_place_passes():
+    expected = torch.tensor([1.0, float("nan")])
+    assert diagnose(expected.clone(), expected).passed
+
+
+def test_values_count_worst_index_and_excerpt():
+    expected = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    answer = expected.clone()
+    answer[1, 0] = 30.0
+    answer[0, 1] = 2.5
+    message = failed_with(answer, expected, "2 of 4 values differ", "index (1, 0)")
+    assert "expected 3.0, got 30.0" in message
+    assert "Expected: [[1.0, 2.0], [3.0, 4.0]]" in message
+
+
+def test_large_tensor_excerpt_is_a_window_around_the_worst_value():
+    expected = torch.randn(5, 20, generator=gen())
+    answer = expected.clone()
+    answer[2, 13] += 1.0
+    message = failed_with(answer, expected, "1 of 100 values differs", "index (2, 13)")
+    assert "Expected[2, 10:17]" in message
+
+
+@pytest.mark.parametrize(
+    "make, fragment",
+    [
+        (lambda e: -e, "wrong sign"),
+        (lambda e: 2 * e, "2 times the expected"),
+        (lambda e: e / 4, "1/4 of the expected"),
+        (lambda e: e + 0.5, "off by the same amount (0.5)"),
+    ],
+)
+def test_value_patterns(make, fragment):
+    expected = torch.tensor([1.0, -2.0, 3.0, 5.0])
+    failed_with(make(expected), expected, fragment)
+
+
+def test_square_transpose_in_values():
+    x = torch.randn(3, 3, generator=gen())
+    failed_with(x.T, x, "transpose")
+
+
+def test_gradient_accumulation_factor():
+    expected = torch.tensor([1.0, 2.0])
+    failed_with(2 * expected, expected, "2 times the expected gradient", grad_context=True)
+
+
+# --------------------------------------------------------------------------- tolerances
+
+
+def test_float32_tolerance_follows_assert_close():
+    expected = torch.tensor([1.0, 100.0])
+    assert diagnose(expected + torch.tensor([5e-6, 1e-4]), expected).passed
+    assert not diagnose(expected + torch.tensor([5e-5, 0.0]), expected).passed
+
+
+def test_float64_is_stricter_than_float32():
+    expected = torch.tensor([1.0], dtype=torch.float64)
+    assert not diagnose(expected + 5e-6, expected).passed
+    assert diagnose(expected.float() + 5e-6, expected.float()).passed
+
+
+def test_integers_and_bools_are_exact():
+    assert not diagnose(torch.tensor([1, 2]), torch.tensor([1, 3])).passed
+    assert not diagnose(torch.tensor([True]), torch.tensor([False])).passed
+    assert diagnose(torch.tensor([True, False]), torch.tensor([True, False])).passed
+
+
+def test_tolerance_override():
+    expected = torch.tensor([1.0])
+    assert not diagnose(expected + 0.01, expected).passed
+    assert diagnose(expected + 0.01, expected, atol=0.1).passed
+
+
+# --------------------------------------------------------------------------- correct answers
+
+
+def test_non_contiguous_and_view_answers_pass():
+    x = torch.randn(4, 6, generator=gen())
+    assert not x.T.contiguous().T.is_contiguous()
+    assert diagnose(x.T.contiguous().T, x).passed
+    assert diagnose(x[:, ::2], x[:, ::2].clone()).passed
+
+
+def test_another_valid_formula_passes():
+    x = torch.randn(5, generator=gen())
+    assert diagnose(x + x, 2 * x).passed
+
+
+# --------------------------------------------------------------------------- predictions, records
+
+
+def test_prediction_of_a_shape_accepts_tuple_list_and_size():
+    for answer in [(2, 3), [2, 3], torch.Size([2, 3])]:
+        assert diagnose_prediction(answer, (2, 3)).passed
+    wrong = diagnose_prediction((3, 2, 1), (2, 3))
+    assert wrong.status == "failed"
+    assert "2 dimensions" in wrong.message
+    assert "(2, 3)" not in wrong.message  # a prediction is not given away
+
+
+def test_prediction_of_a_dtype_accepts_names():
+    assert diagnose_prediction("float32", torch.float32).passed
+    assert diagnose_prediction(torch.float32, torch.float32).passed
+    assert not diagnose_prediction(torch.int64, torch.float32).passed
+
+
+def test_records_survive_a_safe_save_and_load():
+    x = torch.randn(3, 4, generator=gen(), requires_grad=True)
+    (x * 2).sum().backward()
+    record = describe(x)
+    buffer = io.BytesIO()
+    torch.save(record, buffer)
+    buffer.seek(0)
+    loaded = torch.load(buffer, weights_only=True)
+    assert diagnose(loaded, describe(x)).passed
+    assert torch.equal(loaded["grad"]["data"], torch.full((3, 4), 2.0))
+
+
+def test_record_is_a_copy():
+    x = torch.zeros(3)
+    record = describe(x)
+    x += 1
+    assert torch.equal(record["data"], torch.zeros(3))
+
+
+def test_numbers_get_enough_digits_to_differ():
+    assert fmt_number(1.00001, 1.00002) != fmt_number(1.00002, 1.00001)
+    assert fmt_number(3.0) == "3.0"
+    assert fmt_number(7) == "7"
+
+
+def test_keepdim_mismatch_on_the_right_dim():
+    x = torch.randn(3, 4, generator=gen())
+    failed_with(
+        x.sum(1), x.sum(1, keepdim=True), "right dim (1) but with keepdim=False", inputs=(x,)
+    )
+
+
+def test_size_one_dims_in_other_places_fall_back_to_reshape():
+    failed_with(torch.zeros(1, 1, 3), torch.zeros(3, 1), ".reshape(3, 1)")
+
+
+def test_empty_tensors():
+    assert diagnose(torch.zeros(0, 4), torch.zeros(0, 4)).passed
+    failed_with(torch.zeros(0, 4), torch.zeros(0), "2 dimensions but 1 is expected")
+
+
+def test_lists_compare_item_by_item_and_name_the_item():
+    assert diagnose((0.5, 0.25), [0.5, 0.25]).passed
+    failed_with([0.5, 0.3], [0.5, 0.25], "Item 1 of your list is 0.3 but 0.25 is expected")
+    failed_with(["a", "c"], ["a", "b"], "Item 1 of your list: ")
+    failed_with([1.0], [1.0, 2.0], "1 items but 2 are expected")
+    failed_with(torch.tensor([1.0, 2.0]), [1.0, 2.0], "a list of 2 items is expected")
+
+
+def test_dicts_compare_keys_then_values():
+    expected = {"w": torch.zeros(2), "b": 1.0}
+    assert diagnose({"b": 1.0, "w": torch.zeros(2)}, expected).passed
+    failed_with({"w": torch.zeros(2)}, expected, "lacks the key 'b'")
+    failed_with({"w": torch.zeros(3), "b": 1.0}, expected, "The value for key 'w'", "shape (3,)")
+
+
+def test_prediction_of_a_tuple_of_flags_accepts_a_list():
+    assert diagnose_prediction([True, False], (True, False)).passed
+    wrong = diagnose_prediction((True, True), (True, False))
+    assert wrong.status == "failed" and wrong.message.startswith("Item 1 of your answer")
+
+
+def test_sets_compare_as_sets():
+    assert diagnose({"b", "a"}, {"a", "b"}).passed
+    assert not diagnose({"a"}, {"a", "b"}).passed
+
+
+def test_an_uncomparable_reference_is_an_error_never_a_pass():
+    class Thing:
+        pass
+
+    result = diagnose(Thing(), Thing())
+    assert result.status == "error"

@@ -1,0 +1,143 @@
+"""Headless grading: fresh kernels, judging outside them, timeouts and crashes contained.
+
+The four fixture notebooks (tests/fixtures/grading/) are graded once, in one run, because
+each kernel start costs a few seconds.
+"""
+
+import contextlib
+import io
+import json
+import os
+from pathlib import Path
+from xml.etree import ElementTree
+
+import nbformat
+import pytest
+
+from course_helpers.grading import (
+    ExerciseGrade,
+    NotebookGrade,
+    exercise_ids_in,
+    exit_status,
+    grade_notebook,
+    main,
+    notebook_paths,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures" / "grading"
+NAMES = ("correct", "tampering", "hanging", "crashing")
+CELL_TIMEOUT = 15  # seconds: generous for `import torch` on a busy machine, short for the loop
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    out = tmp_path_factory.mktemp("grading")
+    paths = [str(FIXTURES / f"{name}.ipynb") for name in NAMES]
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(io.StringIO()):
+        status = main(
+            [
+                *paths,
+                "--timeout",
+                str(CELL_TIMEOUT),
+                "--json",
+                str(out / "r.json"),
+                "--junit",
+                str(out / "r.xml"),
+            ]
+        )
+    report = json.loads((out / "r.json").read_text())
+    by_name = {Path(nb["path"]).stem: nb for nb in report["notebooks"]}
+    return {"status": status, "table": stdout.getvalue(), "by_name": by_name, "out": out}
+
+
+def statuses(notebook):
+    return {e["exercise_id"]: e["status"] for e in notebook["exercises"]}
+
+
+def test_correct_notebook_scores_full_marks(graded):
+    nb = graded["by_name"]["correct"]
+    assert nb["run"] == "completed"
+    assert (nb["score"], nb["max_score"]) == (2, 2)
+
+
+def test_tampering_gains_nothing(graded):
+    nb = graded["by_name"]["tampering"]
+    assert nb["run"] == "completed"
+    assert nb["score"] == 0
+    assert statuses(nb) == {"00.first_tensor": "failed", "00.how_to_run": "not_attempted"}
+    # the wrong answer is judged by the grader, whatever the patched kernel displayed
+    first = next(e for e in nb["exercises"] if e["exercise_id"] == "00.first_tensor")
+    assert "torch.int64" in first["message"]
+
+
+def test_hanging_notebook_is_timed_out_and_keeps_earlier_points(graded):
+    nb = graded["by_name"]["hanging"]
+    assert nb["run"] == "timed out"
+    assert statuses(nb) == {"00.first_tensor": "passed", "00.how_to_run": "not_attempted"}
+
+
+def test_crash_costs_only_that_notebook(graded):
+    nb = graded["by_name"]["crashing"]
+    assert nb["run"] == "kernel died"
+    assert statuses(nb) == {"00.first_tensor": "passed", "00.how_to_run": "not_attempted"}
+
+
+def test_exit_status_and_score_table(graded):
+    assert graded["status"] == 1
+    table = graded["table"].splitlines()
+    assert table[0].split() == ["notebook", "exercise", "status", "points"]
+    assert any(line.endswith("correct.ipynb: 2/2 (completed)") for line in table)
+    assert any(line.endswith("hanging.ipynb: 1/2 (timed out)") for line in table)
+
+
+def test_junit_report(graded):
+    root = ElementTree.parse(graded["out"] / "r.xml").getroot()
+    suites = {Path(s.get("name")).stem: s for s in root.iter("testsuite")}
+    assert suites["correct"].get("failures") == "0"
+    assert suites["tampering"].get("failures") == "2"
+    assert len(list(suites["hanging"].iter("testcase"))) == 2
+
+
+def test_exit_status_is_zero_only_when_everything_passed():
+    ok = NotebookGrade("a.ipynb", "completed", [ExerciseGrade("00.x", "passed", "", 1)])
+    bad = NotebookGrade("b.ipynb", "completed", [ExerciseGrade("00.x", "failed", "", 0)])
+    late = NotebookGrade("c.ipynb", "timed out", [ExerciseGrade("00.x", "passed", "", 1)])
+    assert exit_status([ok]) == 0
+    assert exit_status([ok, bad]) == 1
+    assert exit_status([late]) == 1
+
+
+def test_graded_ids_come_from_check_calls_in_code_cells():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell('check("00.not_code", 1)'),
+        nbformat.v4.new_code_cell('check("00.first_tensor", a)\ncheck( "00.how_to_run" , b)'),
+        nbformat.v4.new_code_cell("check('00.first_tensor', c)"),
+        nbformat.v4.new_code_cell(
+            '# check("00.in_a_comment", a)\ntext = "check(\'00.in_a_string\', a)"'
+        ),
+        nbformat.v4.new_code_cell('%time check("00.magic", a)'),
+    ]
+    assert exercise_ids_in(nb) == ["00.first_tensor", "00.how_to_run", "00.magic"]
+
+
+def test_unreadable_notebook_scores_nothing_without_a_kernel(tmp_path):
+    broken = tmp_path / "broken.ipynb"
+    broken.write_text("{not json")
+    grade = grade_notebook(str(broken))
+    assert grade.run.startswith("could not run")
+    assert grade.max_score == 0
+    assert exit_status([grade]) == 1
+
+
+def test_fixtures_are_not_collected_by_nbval():
+    conftest = (Path(__file__).parent / "conftest.py").read_text()
+    assert 'collect_ignore = ["fixtures"]' in conftest
+    assert all((FIXTURES / f"{name}.ipynb").exists() for name in NAMES)
+    assert os.environ.get("COURSE_GRADING_DIR") is None
+
+
+def test_a_folder_expands_to_its_notebooks_in_name_order():
+    paths = notebook_paths([str(FIXTURES), "other.ipynb"])
+    assert [Path(p).name for p in paths] == sorted(f"{n}.ipynb" for n in NAMES) + ["other.ipynb"]

@@ -1,0 +1,68 @@
+"""Tiered hints: hint(id) gives the next one; the solution only when asked."""
+
+import pytest
+
+import course_helpers
+from course_helpers.errors import CourseError
+from course_helpers.exercises import catalog, get
+from course_helpers.hints import hint, reset_hints, solution
+
+
+@pytest.fixture(autouse=True)
+def _fresh_counter():
+    reset_hints()
+    yield
+    reset_hints()
+
+
+def test_hints_come_in_order_numbered():
+    hints = get("00.first_tensor").hints
+    count = len(hints)
+    for number, text in enumerate(hints, start=1):
+        shown = hint("00.first_tensor")
+        assert str(shown).startswith(f"Hint {number}/{count} for 00.first_tensor\n{text}")
+    assert "That was the last hint" in str(shown)
+    assert "hint('00.first_tensor', solution=True)" in str(shown)
+
+
+def test_after_the_last_hint_it_repeats_and_points_to_the_solution():
+    for _ in get("00.first_tensor").hints:
+        hint("00.first_tensor")
+    again = hint("00.first_tensor")
+    assert "You have seen all the hints" in str(again)
+    assert get("00.first_tensor").solution not in str(again)
+
+
+def test_no_hint_gives_away_the_full_solution():
+    for exercise in catalog():
+        reset_hints(exercise.id)
+        for _ in exercise.hints:
+            assert exercise.solution.strip() not in str(hint(exercise.id)), exercise.id
+
+
+def test_solution_only_when_asked():
+    expected = get("00.first_tensor").solution.strip()
+    assert expected in str(hint("00.first_tensor", solution=True))
+    assert expected in str(solution("00.first_tensor"))
+
+
+def test_counters_are_per_exercise_and_resettable():
+    hint("00.first_tensor")
+    assert str(hint("00.how_to_run")).startswith("Hint 1/")
+    reset_hints("00.first_tensor")
+    assert str(hint("00.first_tensor")).startswith("Hint 1/")
+
+
+def test_display_forms():
+    bundle = hint("00.first_tensor")._repr_mimebundle_()
+    assert bundle["text/plain"].startswith("Hint 1/")
+    assert bundle["text/html"].startswith('<div class="course-hint"')
+
+
+def test_unknown_id_is_a_course_error():
+    with pytest.raises(CourseError, match="00.first_tensor"):
+        hint("00.first_tensr")
+
+
+def test_public_name():
+    assert course_helpers.hint is hint
