@@ -1,0 +1,349 @@
+"""Checked exercises for lesson 10: parameters, buffers and modules."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from course_helpers.exercises.model import Exercise
+from course_helpers.notebook import cpu_generator
+
+LESSON = "10_parameters_and_modules"
+
+
+def _scaler_data():
+    g = cpu_generator(10)
+    x = torch.randn(16, 3, generator=g)
+    y = x * torch.tensor([2.0, -1.0, 0.5]) + torch.tensor([1.0, 0.0, -1.0])
+    return x, y
+
+
+class _Scaler(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(n))
+        self.shift = nn.Parameter(torch.zeros(n))
+
+    def forward(self, x):
+        return x * self.scale + self.shift
+
+
+def _trained_scale():
+    x, y = _scaler_data()
+    model = _Scaler(3)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(30):
+        optimizer.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+    return model.scale.detach().clone()
+
+
+def _standardize_data():
+    g = cpu_generator(11)
+    return torch.randn(20, 4, generator=g) * 3.0 + 1.0
+
+
+def _buffers_after_double():
+    data = _standardize_data()
+    return (data.mean(dim=0).double(), data.std(dim=0).double())
+
+
+def _head_data():
+    g = cpu_generator(12)
+    x = torch.randn(24, 2, generator=g)
+    y = torch.sin(x[:, :1]) - x[:, 1:]
+    return x, y
+
+
+def _trained_head_weight():
+    x, y = _head_data()
+    with torch.random.fork_rng(devices=[]):  # leave the caller's global generator alone
+        torch.manual_seed(0)
+        net = nn.Sequential(nn.Linear(2, 4), nn.Tanh(), nn.Linear(4, 1))
+        net[2] = nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    for _ in range(20):
+        optimizer.zero_grad()
+        loss = ((net(x) - y) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+    return net[2].weight.detach().clone()
+
+
+def _stuck_parameters(before, module):
+    return [name for name, p in module.named_parameters() if torch.equal(p.detach(), before[name])]
+
+
+def _filled(module, g):
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(torch.randn(p.shape, generator=g))
+    return module
+
+
+def _stuck_cases(g):
+    # nn.Linear draws its initial weights from the global generator: build the modules in a
+    # forked generator state (the caller's is left alone), then fill them from `g`.
+    with torch.random.fork_rng(devices=[]):
+        return _build_stuck_cases(g)
+
+
+def _build_stuck_cases(g):
+    def snapshot(module):
+        return {name: p.detach().clone() for name, p in module.named_parameters()}
+
+    two_layers = _filled(nn.Sequential(nn.Linear(3, 2), nn.Tanh(), nn.Linear(2, 1)), g)
+    before_two = snapshot(two_layers)
+    with torch.no_grad():
+        two_layers[2].weight.add_(0.5)  # one tensor trained
+        two_layers[0].bias.mul_(2.0)  # and another
+
+    untouched = _filled(nn.Linear(4, 3), g)
+    before_untouched = snapshot(untouched)
+
+    all_trained = _filled(nn.Linear(2, 2), g)
+    before_all = snapshot(all_trained)
+    with torch.no_grad():
+        for p in all_trained.parameters():
+            p.sub_(0.1)
+
+    tiny_step = _filled(nn.Linear(2, 1), g)
+    before_tiny = snapshot(tiny_step)
+    with torch.no_grad():
+        tiny_step.bias.mul_(1 + 1e-6)  # a change too small for allclose is still a change
+
+    one_element = _filled(nn.Linear(3, 2), g)
+    before_one = snapshot(one_element)
+    with torch.no_grad():
+        one_element.weight[1, 2] += 1.0  # only one element of the weight changed
+
+    no_parameters = nn.Tanh()
+    return [
+        (before_two, two_layers),
+        (before_untouched, untouched),
+        (before_all, all_trained),
+        (before_tiny, tiny_step),
+        (before_one, one_element),
+        ({}, no_parameters),  # edge case: nothing to check
+    ]
+
+
+EXERCISES = [
+    # ---- Check yourself (lesson notebook) ----
+    Exercise(
+        id="10.quiz_plain_attribute",
+        title="A plain tensor next to a layer",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "b",
+        options={
+            "a": "it is updated like the other weights",
+            "b": "it receives gradients but is never updated",
+            "c": "it receives no gradient at all",
+        },
+        explanations={
+            "a": "model.parameters() does not list a plain tensor attribute, so the optimizer "
+            "never sees it.",
+            "c": "It has requires_grad=True and takes part in the forward pass, so backward() "
+            "does fill w.grad. Only the update is missing.",
+        },
+        hints=(
+            "Which tensors does model.parameters() list?",
+            "backward() and optimizer.step() decide separately: one fills .grad for every leaf "
+            "tensor that requires grad and was used, the other updates only the optimizer's "
+            "tensors.",
+            "Like `scale` in the lesson: gradients yes, updates no.",
+        ),
+        solution='check("10.quiz_plain_attribute", "b")',
+    ),
+    Exercise(
+        id="10.quiz_buffer",
+        title="Where a buffer shows up",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "b",
+        options={
+            "a": "in parameters() and in state_dict()",
+            "b": "in state_dict() but not in parameters()",
+            "c": "in neither",
+        },
+        explanations={
+            "a": "A buffer is not trained, so it is not a parameter; it is only saved and moved "
+            "with the module.",
+            "c": "That is a plain tensor attribute. A registered buffer is saved in state_dict().",
+        },
+        hints=(
+            "A buffer must be saved with the model, but not trained.",
+            "Saving goes through state_dict(); training goes through parameters().",
+            "The Standardize example printed parameters: [] and state_dict: ['mean', 'std'].",
+        ),
+        solution='check("10.quiz_buffer", "b")',
+    ),
+    Exercise(
+        id="10.quiz_optimizer",
+        title="An optimizer given one layer",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "b",
+        options={
+            "a": "it changes",
+            "b": "it gets a .grad but does not change",
+            "c": "it gets no .grad and does not change",
+        },
+        explanations={
+            "a": "optimizer.step() only updates the tensors the optimizer was given: net[2]'s.",
+            "c": "backward() does not know about the optimizer: it fills .grad for every leaf "
+            "tensor that requires grad and was used in the forward pass, net[0].weight included.",
+        },
+        hints=(
+            "Think of backward() and optimizer.step() separately.",
+            "backward() fills .grad for all parameters used in the forward pass; step() updates "
+            "only its own list.",
+            "The lesson printed 'have a .grad' with all four names and 'changed' with two.",
+        ),
+        solution='check("10.quiz_optimizer", "b")',
+    ),
+    # ---- Exercises (solutions notebook) ----
+    Exercise(
+        id="10.empty_optimizer_error",
+        title="An optimizer for a module of plain tensors",
+        lesson=LESSON,
+        kind="error",
+        build_reference=lambda: ValueError,
+        hints=(
+            "How many tensors does model.parameters() list for this module?",
+            "The optimizer checks its parameter list when it is created, and complains about a "
+            "bad argument value.",
+        ),
+        solution="answer = ValueError",
+    ),
+    Exercise(
+        id="10.state_dict_keys",
+        title="Predict the state_dict keys",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: ("fc.bias", "fc.weight", "gain", "running_mean"),
+        options=None,
+        hints=(
+            "state_dict() holds parameters and buffers, of the module and of its submodules.",
+            "A submodule's entries are prefixed with its attribute name, e.g. 'fc.'; a plain "
+            "tensor attribute is not included.",
+            "Four keys: the two entries of fc, the Parameter, and the buffer; sort them and "
+            "make a tuple.",
+        ),
+        solution='answer = tuple(sorted(["fc.weight", "fc.bias", "gain", "running_mean"]))',
+    ),
+    Exercise(
+        id="10.fix_scaler",
+        title="Make the scale learn",
+        lesson=LESSON,
+        kind="value",
+        build_reference=_trained_scale,
+        hints=(
+            "After training, scale is still all ones: is it in model.parameters()?",
+            "Wrap it in nn.Parameter (which already has requires_grad=True).",
+            "self.scale = nn.Parameter(torch.ones(n)), then train as before and set "
+            "answer = model.scale.detach().clone()",
+        ),
+        solution=(
+            "class Scaler(nn.Module):\n"
+            "    def __init__(self, n):\n"
+            "        super().__init__()\n"
+            "        self.scale = nn.Parameter(torch.ones(n))\n"
+            "        self.shift = nn.Parameter(torch.zeros(n))\n"
+            "\n"
+            "    def forward(self, x):\n"
+            "        return x * self.scale + self.shift\n"
+            "\n"
+            "\n"
+            "model = Scaler(3)\n"
+            "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "for _ in range(30):\n"
+            "    optimizer.zero_grad()\n"
+            "    loss = ((model(x) - y) ** 2).mean()\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"
+            "answer = model.scale.detach().clone()"
+        ),
+    ),
+    Exercise(
+        id="10.standardize_buffers",
+        title="Statistics that follow .double()",
+        lesson=LESSON,
+        kind="value",
+        build_reference=_buffers_after_double,
+        hints=(
+            "After .double(), model.mean is still float32: .double() only converts tensors the "
+            "module has registered. Which kind of registration means 'saved and moved, not "
+            "trained'?",
+            "The statistics are not learned, so they are buffers, not parameters: both of them.",
+            'self.register_buffer("mean", data.mean(dim=0)) and the same for "std"; then '
+            "answer = (model.mean, model.std).",
+        ),
+        solution=(
+            "class Standardize(nn.Module):\n"
+            "    def __init__(self, data):\n"
+            "        super().__init__()\n"
+            '        self.register_buffer("mean", data.mean(dim=0))\n'
+            '        self.register_buffer("std", data.std(dim=0))\n'
+            "\n"
+            "    def forward(self, x):\n"
+            "        return (x - self.mean) / self.std\n"
+            "\n"
+            "\n"
+            "model = Standardize(data).double()\n"
+            "answer = (model.mean, model.std)"
+        ),
+    ),
+    Exercise(
+        id="10.stuck_parameters",
+        title="Which parameters did not change?",
+        lesson=LESSON,
+        kind="function",
+        build_reference=lambda: _stuck_parameters,
+        cases=_stuck_cases,
+        hints=(
+            "Loop over module.named_parameters() and compare each tensor with before[name].",
+            "torch.equal(a, b) is True when two tensors have the same shape and exactly the same "
+            "values; any change, however small, counts.",
+            "return [name for name, p in module.named_parameters() "
+            "if torch.equal(p.detach(), before[name])]",
+        ),
+        solution=(
+            "def stuck_parameters(before, module):\n"
+            "    return [\n"
+            "        name\n"
+            "        for name, p in module.named_parameters()\n"
+            "        if torch.equal(p.detach(), before[name])\n"
+            "    ]"
+        ),
+    ),
+    Exercise(
+        id="10.fix_optimizer_order",
+        title="Train the new head",
+        lesson=LESSON,
+        kind="value",
+        build_reference=_trained_head_weight,
+        hints=(
+            "Which parameters does the optimizer hold, and which layer is net[2] after the "
+            "replacement?",
+            "The optimizer was built before net[2] was replaced, so it holds the old head's "
+            "tensors. Keep every line, but change their order.",
+            "Move `optimizer = torch.optim.SGD(net.parameters(), lr=0.1)` below `net[2] = ...`.",
+        ),
+        solution=(
+            "torch.manual_seed(0)\n"
+            "net = nn.Sequential(nn.Linear(2, 4), nn.Tanh(), nn.Linear(4, 1))\n"
+            "net[2] = nn.Linear(4, 1)\n"
+            "optimizer = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+            "for _ in range(20):\n"
+            "    optimizer.zero_grad()\n"
+            "    loss = ((net(x) - y) ** 2).mean()\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"
+            "answer = net[2].weight.detach().clone()"
+        ),
+    ),
+]
