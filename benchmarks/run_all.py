@@ -154,11 +154,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"|{'-' * (width + 2)}|------:|------|")
     for name, value, note in rows:
         print(f"| {name:<{width}} | {value} | {note} |")
-    quick = ["--quick"] if args.quick else []
     print("\n## Graph drawing (benchmarks/bench_graph.py)\n")
-    print(sub_benchmark("bench_graph.py", quick))
+    print(sub_benchmark("bench_graph.py", ["--repeat", "2" if args.quick else "5"]))
     print("\n## Check latency (benchmarks/bench_check.py)\n")
-    print(sub_benchmark("bench_check.py", quick))
+    print(sub_benchmark("bench_check.py", ["--runs", "50" if args.quick else "200"]))
     return 0
 
 

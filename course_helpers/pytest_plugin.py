@@ -8,7 +8,10 @@ It makes ``pytest --nbval`` runs of the course hermetic and strict:
 - ``image/svg+xml`` outputs are not compared as text: a graph picture's SVG depends
   on which Graphviz build drew it (or the pure-Python fallback). Every picture also
   has a ``text/plain`` form that lists its nodes and edges in a fixed order, and that
-  form *is* compared, so a change in the graph still fails the test.
+  form *is* compared, so a change in the graph still fails the test;
+- one sanitizer: PyTorch names a tensor's legacy type in some error messages
+  (``[torch.FloatTensor [3]]`` on the CPU, ``[torch.cuda.FloatTensor [3]]`` on a GPU), so
+  ``torch.cuda.XTensor`` is compared as ``torch.XTensor``. The rest of the message is compared.
 """
 
 from __future__ import annotations
@@ -23,10 +26,16 @@ def pytest_configure(config):
     os.environ.setdefault("COURSE_PROGRESS", "off")
 
 
+SANITIZERS = {r"torch\.cuda\.(\w+Tensor)\b": r"torch.\1"}
+
+
 def pytest_collectstart(collector):
-    if type(collector).__name__ == "IPyNbFile" and hasattr(collector, "skip_compare"):
-        if "image/svg+xml" not in collector.skip_compare:
-            collector.skip_compare = tuple(collector.skip_compare) + ("image/svg+xml",)
+    if type(collector).__name__ != "IPyNbFile":
+        return
+    if "image/svg+xml" not in collector.skip_compare:
+        collector.skip_compare = tuple(collector.skip_compare) + ("image/svg+xml",)
+    # nbval fills sanitize_patterns with update(), so these survive its setup().
+    collector.sanitize_patterns.update(SANITIZERS)
 
 
 @pytest.hookimpl(tryfirst=True)
