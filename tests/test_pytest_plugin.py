@@ -72,7 +72,8 @@ def _svg_notebook(tmp_path: Path, svg: str, text: str) -> Path:
     source = (
         "class P:\n"
         "    def _repr_mimebundle_(self, include=None, exclude=None):\n"
-        "        return {'image/svg+xml': '<svg>drawn here</svg>', 'text/plain': 'graph: n0 <- n1'}\n"
+        "        return {'image/svg+xml': '<svg>drawn here</svg>',\n"
+        "                'text/plain': 'graph: n0 <- n1'}\n"
         "P()"
     )
     output = nbformat.v4.new_output(
