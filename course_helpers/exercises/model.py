@@ -66,6 +66,10 @@ class Exercise:
     options: Mapping[str, str] | None = None
     # choice: per-wrong-answer explanation, keyed like options (optional)
     explanations: Mapping[str, str] = field(default_factory=dict)
+    # choice: the question as shown by quiz() (defaults to the title)
+    question: str = ""
+    # value / function: "course" = the answer must live on get_device(); None = not checked
+    device: str | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
