@@ -14,6 +14,7 @@ Public API (see each function's docstring):
 - ``torchviz_graph(output, params=None)``: the same graph as torchviz's ``make_dot`` draws it.
 - ``check(exercise_id, answer)``: check an exercise answer and show feedback.
 - ``hint(exercise_id)``: the next tiered hint for an exercise.
+- ``quiz(exercise_id)``: a multiple-choice question with a menu and a Check button.
 - ``progress()``: a per-lesson summary of your exercise results.
 """
 
@@ -36,6 +37,7 @@ _LAZY = {
     "CheckResult": "course_helpers.checking",
     "hint": "course_helpers.hints",
     "progress": "course_helpers.progress_store",
+    "quiz": "course_helpers.quizzes",
     "solution": "course_helpers.hints",
     "ExerciseFailed": "course_helpers.checking",
     "CourseError": "course_helpers.errors",

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from course_helpers import diagnosis as dx
+from course_helpers import predictions as pred
 from course_helpers.errors import CourseError
 
 STRICT_ENV = "COURSE_STRICT"
@@ -51,7 +52,7 @@ class CheckResult:
     title: str
     status: str
     message: str
-    hint_count: int = 0
+    hint_count: int = 0  # hints on offer for this result (0: none, e.g. a bug in the course)
 
     @property
     def passed(self) -> bool:
@@ -107,8 +108,14 @@ def check(exercise_id: str, answer: Any = ...) -> CheckResult:
     except Exception as err:
         _note_once(f"answer not recorded for grading: {err}")
     verdict = judge(exercise, submission)
+    # an "error" that is the course's fault (not the learner's code) offers no hint
+    helps = verdict.status != "error" or verdict.learner_error
     result = CheckResult(
-        exercise.id, exercise.title, verdict.status, verdict.message, len(exercise.hints)
+        exercise.id,
+        exercise.title,
+        verdict.status,
+        verdict.message,
+        len(exercise.hints) if helps else 0,
     )
     _record_progress(exercise, result)
     return _finish(result)
@@ -131,7 +138,6 @@ def _internal_error(exercise, err: Exception) -> CheckResult:
         "error",
         f"The checker itself failed ({type(err).__name__}: {err}). This is a bug in the "
         "course, not in your answer: please report it.",
-        len(exercise.hints),
     )
 
 
@@ -211,7 +217,7 @@ def _run_function(exercise, function) -> dict:
             run["output"] = dx.describe(function(*given))
         except Exception as err:
             run["error"] = {"type": type(err).__name__, "message": _first_line(str(err))}
-        run["mutated"] = [_was_mutated(b, a) for b, a in zip(before, given, strict=True)]
+        run["mutated"] = [_mutation(b, a) for b, a in zip(before, given, strict=True)]
         run["args_after"] = [dx.describe(a) if _is_tensor(a) else None for a in given]
         runs.append(run)
     name = getattr(function, "__name__", type(function).__name__)
@@ -229,19 +235,27 @@ def _is_tensor(value: Any) -> bool:
     return isinstance(value, torch.Tensor)
 
 
-def _was_mutated(before: Any, after: Any) -> bool:
+def _mutation(before: Any, after: Any) -> str:
+    """What the function changed in an input ("" for nothing): "values" or "requires_grad"."""
     import torch
 
     if isinstance(before, torch.Tensor) and isinstance(after, torch.Tensor):
         if before.shape != after.shape or before.dtype != after.dtype:
-            return True
-        return not bool(dx.close_mask(after.detach().cpu(), before.detach().cpu()).all())
+            return "values"
+        if before.device != after.device or before.stride() != after.stride():
+            return "values"
+        if before.device.type != "meta":  # meta tensors have no values to compare
+            if not bool(dx.close_mask(after.detach().cpu(), before.detach().cpu()).all()):
+                return "values"
+        if before.requires_grad != after.requires_grad:
+            return "requires_grad"
+        return ""
     if isinstance(before, (list, dict)):
         try:
-            return bool(before != after)
+            return "values" if before != after else ""
         except Exception:
-            return False
-    return False
+            return ""
+    return ""
 
 
 # --------------------------------------------------------------------------- judge
@@ -286,6 +300,11 @@ def _judge_value(exercise, answer) -> dx.Diagnosis:
 
 
 def _with_passed_note(verdict: dx.Diagnosis, answer) -> dx.Diagnosis:
+    if verdict.passed and dx.kind_of(answer) == "tensor" and answer["data"] is None:
+        return dx.passed(
+            f"Correct: shape {dx.fmt_shape(answer['shape'])}, dtype torch.{answer['dtype']}, "
+            "on the 'meta' device (a meta tensor has no values to compare)."
+        )
     if verdict.passed and dx.kind_of(answer) == "tensor":
         return dx.passed(
             f"Correct: shape {dx.fmt_shape(answer['shape'])}, dtype torch.{answer['dtype']}, "
@@ -297,7 +316,7 @@ def _with_passed_note(verdict: dx.Diagnosis, answer) -> dx.Diagnosis:
 def _judge_choice(exercise, answer) -> dx.Diagnosis:
     reference = exercise.reference
     if exercise.options is None:
-        return dx.diagnose_prediction(answer, reference, rtol=exercise.rtol, atol=exercise.atol)
+        return pred.diagnose_prediction(answer, reference, rtol=exercise.rtol, atol=exercise.atol)
     keys = list(exercise.options)
     listed = ", ".join(repr(k) for k in keys)
     if not isinstance(answer, (str, int)) or isinstance(answer, bool):
@@ -339,6 +358,7 @@ def _judge_error(exercise, answer) -> dx.Diagnosis:
             f"Your answer is {dx.python_type_name(answer)}; answer with an exception class such "
             "as TypeError, or its name as a string, e.g. 'TypeError'."
         )
+    name = _canonical_error_name(name, expected, exercise.explanations)
     explanation = exercise.explanations.get(name, "")
     if name == expected.__name__:
         return dx.passed(("Correct. " + explanation).strip())
@@ -358,12 +378,32 @@ def _judge_error(exercise, answer) -> dx.Diagnosis:
     return dx.failed((f"{name} is not the error this code raises. " + explanation).strip())
 
 
+def _canonical_error_name(name: str, expected: type, explanations) -> str:
+    """'indexerror' -> 'IndexError' when exactly one known exception name matches."""
+    import builtins
+
+    known = {c.__name__ for c in expected.__mro__}
+    known |= {
+        k for k, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)
+    }
+    known |= {str(k) for k in explanations}
+    if name in known:
+        return name
+    matches = {k for k in known if k.lower() == name.lower()}
+    return matches.pop() if len(matches) == 1 else name
+
+
 def _judge_autograd(exercise, answer) -> dx.Diagnosis:
     expected = dx.describe(exercise.reference)
     if dx.kind_of(answer) != "tensor":
         return dx.failed(
             f"Your answer is {dx.python_type_name(answer)}, but the tensor itself is expected "
             "(pass the tensor whose autograd state is checked)."
+        )
+    if _looks_like_its_grad(answer, expected):
+        return dx.failed(
+            "Your answer looks like a gradient (its values are the expected tensor's .grad): "
+            "pass the tensor itself (e.g. w), not its .grad (w.grad)."
         )
     wanted = set(exercise.attributes)
     for attribute in AUTOGRAD_ORDER:
@@ -374,6 +414,24 @@ def _judge_autograd(exercise, answer) -> dx.Diagnosis:
             return verdict
     shown = ", ".join(a for a in AUTOGRAD_ORDER if a in wanted)
     return dx.passed(f"Correct: {shown} as expected.")
+
+
+def _looks_like_its_grad(got: dict, expected: dict) -> bool:
+    """The answer is a plain tensor equal to the reference's .grad (e.g. check(ID, w.grad))."""
+    grad = expected["grad"]
+    if grad is None or got["requires_grad"] or got["grad"] is not None:
+        return False
+    # a gradient that equals the tensor's own values proves nothing
+    return _same_values(got, grad) and not _same_values(got, expected)
+
+
+def _same_values(a: dict, b: dict) -> bool:
+    if a["shape"] != b["shape"] or a["dtype"] != b["dtype"]:
+        return False
+    if a["data"] is None or b["data"] is None:
+        return False
+    rtol, atol = dx.tolerances(b["dtype"], None, None)
+    return bool(dx.close_mask(a["data"], b["data"], rtol, atol).all())
 
 
 def _check_flag(name: str, explain_true: str, explain_false: str):
@@ -457,7 +515,9 @@ _AUTOGRAD_CHECKS = {
     "requires_grad": _check_flag(
         "requires_grad",
         "create it with requires_grad=True (or call .requires_grad_()).",
-        "use .detach() or compute it inside `with torch.no_grad():`.",
+        "use .detach() or compute it inside `with torch.no_grad():` (for a leaf such as a "
+        "parameter: create it without requires_grad=True, or freeze it with "
+        ".requires_grad_(False)).",
     ),
     "is_leaf": _check_flag(
         "is_leaf",
@@ -546,7 +606,9 @@ def _judge_run(exercise, args: tuple, run: dict, wanted: dict, where: str) -> dx
         )
     if error is not None:
         return dx.Diagnosis(
-            "error", f"{where}, your function raised {error['type']}: {error['message']}"
+            "error",
+            f"{where}, your function raised {error['type']}: {error['message']}",
+            learner_error=True,
         )
     if exercise.mutates_input:
         for i, (mine, theirs) in enumerate(
@@ -565,6 +627,12 @@ def _judge_run(exercise, args: tuple, run: dict, wanted: dict, where: str) -> dx
                 return dx.failed(f"{where}: {_lower_first(verdict.message)}")
     else:
         for i, changed in enumerate(run["mutated"]):
+            if changed == "requires_grad":
+                return dx.failed(
+                    f"{where}: your function changed its input argument {i}'s requires_grad "
+                    "(e.g. x.requires_grad_()). Leave the input as it is; if you need a tensor "
+                    "that tracks gradients, make a new one, e.g. x.detach().requires_grad_()."
+                )
             if changed:
                 return dx.failed(
                     f"{where}: your function changed its input argument {i} in place (e.g. "
@@ -581,12 +649,15 @@ def _judge_run(exercise, args: tuple, run: dict, wanted: dict, where: str) -> dx
         atol=exercise.atol,
         inputs=inputs,
         subject="Your function's output",
+        in_function=True,
     )
     if verdict.status == "not_attempted":
         return dx.failed(f"{where}: your function returned None; did you forget `return`?")
     if verdict.passed:
         return verdict
-    return dx.Diagnosis(verdict.status, f"{where}: {_lower_first(verdict.message)}")
+    return dx.Diagnosis(
+        verdict.status, f"{where}: {_lower_first(verdict.message)}", verdict.learner_error
+    )
 
 
 def _lower_first(text: str) -> str:
@@ -610,7 +681,8 @@ def _describe_args(args: tuple, names: list[str]) -> str:
         label = names[i] if i < len(names) else f"argument {i}"
         if _is_tensor(value):
             dtype = dx.dtype_name(value.dtype)
-            parts.append(f"{label}: shape {dx.fmt_shape(value.shape)} {dtype}")
+            where = " on meta" if value.device.type == "meta" else ""  # never cpu/cuda: stable
+            parts.append(f"{label}: shape {dx.fmt_shape(value.shape)} {dtype}{where}")
         elif isinstance(value, (bool, int, float, str)) or value is None:
             parts.append(f"{label}={value!r}")
         else:

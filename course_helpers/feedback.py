@@ -1,9 +1,10 @@
 """How a check result looks: plain text, a compact coloured HTML verdict, a Hint button.
 
 The verdict always lives in the result's own text/plain and text/html forms, so
-GitHub, nbval and a terminal show it too. In a Jupyter kernel with ipywidgets, a
-failed or unattempted check also shows a "Hint" button that reveals the tiered hints
-one at a time. Everything here is deterministic: no random ids, no varying emoji.
+GitHub, nbval and a terminal show it too. In a Jupyter kernel with ipywidgets, a check
+that did not pass (failed, not attempted, or the learner's own code raised) also shows a
+"Hint" button that reveals the tiered hints one at a time. Everything here is
+deterministic: no random ids, no varying emoji.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ STYLES = {
 
 
 def _wants_hint(result) -> bool:
-    return result.status in ("failed", "not_attempted") and result.hint_count > 0
+    """Offer a hint unless it passed; ``hint_count`` is 0 when the error is the course's own
+    (an unknown exercise id, a bug in the checker), where a hint would not help."""
+    return result.status in ("failed", "not_attempted", "error") and result.hint_count > 0
 
 
 def hint_line(exercise_id: str) -> str:

@@ -429,3 +429,148 @@ def test_in_a_kernel_the_verdict_is_shown_before_a_hint_button():
     passed_outputs = nb.cells[2].outputs
     assert len(passed_outputs) == 1  # no hint button for a passed check
     assert passed_outputs[0]["data"]["text/plain"].startswith("✓ Passed")
+
+
+# --------------------------------------------------------------------------- follow-up reports
+
+
+def _plain(exercise_id, reference, cases, **options):
+    return Exercise(
+        id=exercise_id,
+        title="test exercise",
+        lesson="99_tests",
+        kind="function",
+        build_reference=lambda: reference,
+        cases=cases,
+        hints=HINTS,
+        solution="...",
+        **options,
+    )
+
+
+def test_an_error_in_the_learners_function_offers_a_hint():
+    def row_sums(x):
+        raise ValueError("not done")
+
+    result = check("99.row_sums", row_sums)
+    assert result.status == "error"
+    assert "Run hint('99.row_sums') for a hint." in str(result)
+    assert "hint(&#x27;99.row_sums&#x27;)" in result._repr_mimebundle_()["text/html"]
+
+
+def test_an_error_of_the_course_offers_no_hint(monkeypatch):
+    unknown = check("00.first_tenser", 1)
+    assert unknown.status == "error" and "hint(" not in str(unknown)
+    import course_helpers.checking as checking
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(checking, "collect", broken)
+    internal = check("00.first_tensor", torch.zeros(3))
+    assert internal.status == "error" and "hint(" not in str(internal)
+
+
+def _match_like(values, reference):
+    return values.to(reference)
+
+
+def _match_like_cases(g):
+    return [
+        (torch.randn(3, generator=g), torch.zeros(2, dtype=torch.float64)),
+        (torch.randn(3, generator=g), torch.zeros(2, device="meta")),  # device, CPU-only
+    ]
+
+
+def test_function_output_device_is_compared_with_the_reference_output():
+    ex = _plain("99.match_like", _match_like, _match_like_cases)
+    assert judge(ex, collect(ex, _match_like)).passed
+    verdict = judge(ex, collect(ex, lambda v, r: v.to(r.dtype)))  # ignores the device
+    assert verdict.status == "failed"
+    assert "input 2 of 2 (values: shape (3,) float32, reference: shape (2,) float32 on meta)" in (
+        verdict.message
+    )
+    assert "on the 'cpu' device, but the expected output is on 'meta'" in verdict.message
+
+
+def test_meta_inputs_changed_in_place_are_noticed_without_crashing():
+    def resize_reference(values, reference):
+        reference.resize_(5)  # metadata-only change: meta tensors have no values
+        return values.to(reference)
+
+    ex = _plain("99.match_like", _match_like, _match_like_cases)
+    verdict = judge(ex, collect(ex, resize_reference))
+    assert verdict.status == "failed"
+    assert "changed its input argument 1 in place" in verdict.message
+
+
+def test_function_changing_its_inputs_requires_grad_is_reported():
+    def row_sums(x):
+        x.requires_grad_()
+        return x.detach().sum(dim=1)
+
+    result = check("99.row_sums", row_sums)
+    assert result.status == "failed"
+    assert "changed its input argument 0's requires_grad" in result.message
+
+
+def test_function_returning_a_python_float_is_told_to_drop_item():
+    ex = _plain("99.total", lambda x: x.sum(), lambda g: [(torch.randn(3, generator=g),)])
+    verdict = judge(ex, collect(ex, lambda x: x.sum().item()))
+    assert "your function's output is a Python float" in verdict.message
+    assert "if you called .item(), return the tensor itself" in verdict.message
+    assert "torch.tensor(" not in verdict.message
+
+
+def test_function_output_with_an_extra_dim_is_not_told_to_squeeze():
+    result = check("99.row_sums", lambda x: x.sum(dim=1).unsqueeze(0))
+    assert result.status == "failed"
+    assert "one dimension too many (an extra size-1 dimension at dim 0)" in result.message
+    assert "squeeze(" not in result.message
+
+
+def test_error_kind_accepts_the_class_name_in_any_case():
+    for answer in ("indexerror", "INDEXERROR", " IndexError "):
+        assert check("99.which_error", answer.strip()).passed, answer
+    assert "dict keys" in check("99.which_error", "keyerror").message
+    assert "too general" in check("99.which_error", "lookuperror").message
+
+
+def test_autograd_answer_that_is_the_grad_is_told_to_pass_the_tensor():
+    x = _square_leaf()
+    result = check("99.square_grad", x.grad)
+    assert result.status == "failed"
+    assert "not its .grad" in result.message
+    plain = check("99.square_grad", torch.tensor([1.0, -2.0]))  # a fresh tensor, no .grad
+    assert "requires_grad=False" in plain.message and ".grad" not in plain.message.split(":")[0]
+
+
+def test_autograd_requires_grad_true_on_a_leaf_suggests_freezing():
+    ex = Exercise(
+        id="99.frozen",
+        title="Frozen",
+        lesson="99_tests",
+        kind="autograd",
+        build_reference=lambda: torch.ones(2),
+        attributes=("requires_grad",),
+        hints=HINTS,
+        solution="...",
+    )
+    verdict = judge(ex, collect(ex, torch.ones(2, requires_grad=True)))
+    assert ".requires_grad_(False)" in verdict.message
+
+
+def test_a_meta_value_answer_passes_without_claiming_values_match():
+    ex = Exercise(
+        id="99.meta_value",
+        title="Meta",
+        lesson="99_tests",
+        kind="value",
+        build_reference=lambda: torch.empty(2, 3, device="meta"),
+        hints=HINTS,
+        solution="...",
+    )
+    verdict = judge(ex, collect(ex, torch.empty(2, 3, device="meta")))
+    assert verdict.passed
+    assert "values match" not in verdict.message and "'meta' device" in verdict.message
+    assert not judge(ex, collect(ex, torch.empty(2, 3))).passed

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from course_helpers.diagnosis import describe, diagnose, diagnose_prediction, fmt_number
+from course_helpers.diagnosis import describe, diagnose, fmt_number
+from course_helpers.predictions import diagnose_prediction
 
 
 def gen(seed=0):
@@ -313,7 +314,8 @@ def test_lists_compare_item_by_item_and_name_the_item():
     assert diagnose((0.5, 0.25), [0.5, 0.25]).passed
     failed_with([0.5, 0.3], [0.5, 0.25], "Item 1 of your list is 0.3 but 0.25 is expected")
     failed_with(["a", "c"], ["a", "b"], "Item 1 of your list: ")
-    failed_with([1.0], [1.0, 2.0], "1 items but 2 are expected")
+    failed_with([1.0], [1.0, 2.0], "has 1 item but 2 are expected")
+    failed_with([1.0, 2.0], [1.0], "has 2 items but 1 is expected")
     failed_with(torch.tensor([1.0, 2.0]), [1.0, 2.0], "a list of 2 items is expected")
 
 
@@ -341,3 +343,126 @@ def test_an_uncomparable_reference_is_an_error_never_a_pass():
 
     result = diagnose(Thing(), Thing())
     assert result.status == "error"
+
+
+# --------------------------------------------------------------------------- follow-up reports
+
+
+def test_close_numbers_get_enough_digits_to_show_the_difference():
+    assert fmt_number(12.006, 12.000001) == "12.006"
+    assert fmt_number(12.000001, 12.006) == "12.000001"  # not a round-looking "12.0"
+    assert fmt_number(3.0, 3.5) == "3.0"
+    failed_with(
+        torch.tensor(12.006, dtype=torch.float64),
+        torch.tensor(12.000001, dtype=torch.float64),
+        "holds 12.006 but 12.000001 is expected",
+        rtol=0.0,
+        atol=1e-9,
+    )
+
+
+def test_dtype_note_uses_the_exercise_tolerance():
+    expected = torch.tensor(12.000001, dtype=torch.float64)
+    loose = failed_with(torch.tensor(12.0), expected, "torch.float64 is expected")
+    assert "values themselves are right" in loose
+    tight = failed_with(torch.tensor(12.0), expected, "not enough", rtol=0.0, atol=1e-9)
+    assert "values themselves are right" not in tight
+    assert "expected 12.000001, got 12.0" in tight
+
+
+def test_a_factor_in_plain_values_is_stated_without_derivative_talk():
+    expected = torch.tensor([1.0, -2.0, 3.0])
+    message = failed_with(10 * expected, expected, "Every value is 10 times the expected one")
+    assert "derivative" not in message
+    failed_with(
+        expected / 2, expected, "1/2 of the expected gradient", "derivative", grad_context=True
+    )
+
+
+def test_requires_grad_on_a_leaf_mentions_freezing_it():
+    failed_with(torch.zeros(2, requires_grad=True), torch.zeros(2), ".requires_grad_(False)")
+    computed = torch.zeros(2, requires_grad=True) * 1
+    message = failed_with(computed, torch.zeros(2), ".detach()")
+    assert "requires_grad_(False)" not in message
+
+
+def test_function_output_that_is_a_python_number():
+    message = failed_with(
+        2.0,
+        torch.tensor(2.0),
+        "a Python float (2.0)",
+        "if you called .item(), return the tensor itself",
+        subject="Your function's output",
+        in_function=True,
+    )
+    assert "wrap it" not in message
+    failed_with(2.0, torch.tensor(2.0), "wrap it: torch.tensor(2.0")  # a value answer
+
+
+def test_extra_dim_in_function_output_vs_value_answer():
+    x = torch.zeros(1, 3)
+    failed_with(x, torch.zeros(3), ".squeeze(0)")
+    message = failed_with(x, torch.zeros(3), "one dimension too many", in_function=True)
+    assert ".squeeze(" not in message
+
+
+def test_meta_tensors_compare_shape_dtype_and_device():
+    meta = torch.empty(2, 3, device="meta")
+    assert diagnose(torch.empty(2, 3, device="meta"), meta).passed
+    failed_with(torch.empty(3, 2, device="meta"), meta, "shape (3, 2)")
+    failed_with(torch.zeros(2, 3), meta, "a 'meta' tensor")
+    failed_with(meta, torch.zeros(2, 3), "no values to compare")
+    failed_with(torch.zeros(2, 3), meta, "the expected output is on 'meta'", in_function=True)
+
+
+def test_prediction_of_a_dtype_that_is_not_a_dtype_name():
+    result = diagnose_prediction("b", torch.float32)
+    assert "'b' is not a dtype name" in result.message
+    assert "torch.b" not in result.message
+    assert "torch.int64 is not it" in diagnose_prediction("int64", torch.float32).message
+    for alias in ("float", "torch.float", torch.float):  # aliases of float32
+        assert diagnose_prediction(alias, torch.float32).passed, alias
+    assert "not a dtype name" in diagnose_prediction("Size", torch.float32).message
+
+
+@pytest.mark.parametrize(
+    "answer, expected",
+    [((3, 2), (2, 3)), (7, 6), ("0.bias", "0.weight"), (True, False), (torch.int64, torch.float32)],
+)
+def test_wrong_predictions_do_not_tell_to_run_code(answer, expected):
+    result = diagnose_prediction(answer, expected)
+    assert result.status == "failed"
+    assert "run the code" not in result.message.lower()
+    assert "step by step" in result.message
+
+
+def test_predicted_items_in_the_wrong_order_or_count():
+    expected = ("0.weight", "0.bias")
+    assert diagnose_prediction(["0.weight", "0.bias"], expected).passed  # list for tuple
+    swapped = diagnose_prediction(("0.bias", "0.weight"), expected)
+    assert "right items, but in the wrong order" in swapped.message
+    short = diagnose_prediction(("0.weight",), expected)
+    assert short.message == (
+        "Your answer has 1 item but 2 are expected: 1 of them is right, 1 is missing."
+    )
+    long = diagnose_prediction(("0.weight", "0.bias", "1.weight"), expected)
+    assert "3 items but 2 are expected: 2 of them are right, 1 is extra" in long.message
+    assert "0.bias" not in short.message + long.message  # the answer is not given away
+
+
+def test_predicted_set_compares_without_order():
+    assert diagnose_prediction({"b", "a"}, {"a", "b"}).passed
+    assert "a set is expected" in diagnose_prediction(("a", "b"), {"a", "b"}).message
+    assert "1 of them is right" in diagnose_prediction({"a"}, {"a", "b"}).message
+
+
+def test_a_list_of_names_counts_right_missing_and_order():
+    expected = ["b.bias", "b.weight", "out_w"]
+    assert diagnose(["b.bias", "b.weight", "out_w"], expected).passed
+    assert "right items, but in the wrong order" in (
+        diagnose(["out_w", "b.bias", "b.weight"], expected).message
+    )
+    assert diagnose(["b.bias", "b.weight"], expected).message == (
+        "Your answer has 2 items but 3 are expected: 2 of them are right, 1 is missing."
+    )
+    failed_with(["b.bias", "b.weight", "out_b"], expected, "Item 2 of your list: 'out_b'")

@@ -46,6 +46,9 @@ def _match_cases(g):
         (torch.randn(2, 3, generator=g).double(), torch.randn(5, generator=g).half()),
         (torch.randn(3, generator=g), torch.randint(0, 5, (2,), generator=g)),
         (torch.zeros(0), torch.zeros(2, dtype=torch.float64)),
+        # A reference on the "meta" device (shapes and dtypes, no data) stands in for a GPU
+        # tensor, so an answer that ignores the device fails on CPU-only machines too.
+        (torch.randn(3, generator=g), torch.zeros(2, device="meta")),
     ]
 
 

@@ -1,0 +1,240 @@
+"""Answers as plain records, and the short texts that messages use for their parts.
+
+:func:`describe` turns any answer or reference into a *record*: Python numbers, strings
+and bools as they are, everything else a dict of CPU tensors and Python values with a
+``"_r"`` key naming what it was. Records survive ``torch.save`` and
+``torch.load(weights_only=True)``, so the same diagnosis runs in the learner's kernel and
+in a grader's process that never trusts that kernel.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+# --------------------------------------------------------------------------- records
+
+
+def describe(obj: Any) -> Any:
+    """A serialisable record of ``obj`` holding everything the diagnosis needs.
+
+    Python numbers, strings and bools are kept as they are; everything else becomes a
+    dict with a ``"_r"`` key naming what it was (``"tensor"``, ``"list"``, ``"dtype"``...).
+    Tensors are copied to the CPU, so later changes to the answer do not affect the record.
+    """
+    if is_record(obj) or isinstance(obj, (bool, int, float, complex, str)):
+        return obj
+    if obj is Ellipsis:
+        return {"_r": "ellipsis"}
+    if obj is None:
+        return {"_r": "none"}
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return _describe_tensor(obj)
+    if isinstance(obj, torch.Size):
+        return {"_r": "shape", "value": tuple(int(d) for d in obj)}
+    if isinstance(obj, torch.dtype):
+        return {"_r": "dtype", "name": dtype_name(obj)}
+    if isinstance(obj, torch.device):
+        return {"_r": "device", "name": str(obj)}
+    if isinstance(obj, type) and issubclass(obj, BaseException):
+        return {"_r": "exception_class", "name": obj.__name__}
+    if isinstance(obj, BaseException):
+        return {"_r": "exception", "name": type(obj).__name__, "message": str(obj)}
+    if isinstance(obj, (list, tuple)):
+        kind = "tuple" if isinstance(obj, tuple) else "list"
+        return {"_r": kind, "items": [describe(item) for item in obj]}
+    if isinstance(obj, dict):
+        return {
+            "_r": "dict",
+            "keys": [describe(k) for k in obj],
+            "values": [describe(v) for v in obj.values()],
+        }
+    if isinstance(obj, (set, frozenset)):
+        return {"_r": "set", "items": sorted((describe(i) for i in obj), key=repr)}
+    if type(obj).__module__ == "numpy" and hasattr(obj, "dtype") and hasattr(obj, "shape"):
+        if obj.shape == ():
+            return {"_r": "numpy_scalar", "dtype": str(obj.dtype), "value": obj.item()}
+        return {"_r": "ndarray", "dtype": str(obj.dtype), "shape": tuple(obj.shape)}
+    if callable(obj):
+        return {"_r": "callable", "name": getattr(obj, "__name__", type(obj).__name__)}
+    return {"_r": "object", "name": type(obj).__name__}
+
+
+def is_record(obj: Any) -> bool:
+    return isinstance(obj, dict) and "_r" in obj
+
+
+def _describe_tensor(t) -> dict:
+    import torch
+
+    try:
+        version = int(t._version)
+    except RuntimeError:  # inference tensors have no version counter
+        version = None
+    is_leaf = bool(t.is_leaf)
+    record = {
+        "_r": "tensor",
+        "shape": tuple(int(d) for d in t.shape),
+        "dtype": dtype_name(t.dtype),
+        "device": str(t.device),
+        "requires_grad": bool(t.requires_grad),
+        "is_leaf": is_leaf,
+        "grad_fn": type(t.grad_fn).__name__ if t.grad_fn is not None else None,
+        "version": version,
+        "grad": None,
+        "data": None,
+    }
+    data = t.detach()
+    if data.layout != torch.strided:
+        data = data.to_dense()
+    if data.device.type != "meta":
+        data = data.cpu().resolve_conj().resolve_neg()
+        record["data"] = data.clone(memory_format=torch.contiguous_format)
+    if is_leaf or t.retains_grad:
+        grad = t.grad
+        if grad is not None:
+            record["grad"] = _describe_tensor(grad)
+    return record
+
+
+def dtype_name(dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def kind_of(record: Any) -> str:
+    """``"tensor"``, ``"number"``, ``"bool"``, ``"str"``, ``"list"``... for a record."""
+    if isinstance(record, bool):
+        return "bool"
+    if isinstance(record, (int, float)):
+        return "number"
+    if isinstance(record, complex):
+        return "complex"
+    if isinstance(record, str):
+        return "str"
+    if is_record(record):
+        return record["_r"]
+    return "object"
+
+
+def is_missing(record: Any) -> bool:
+    """``...`` or ``None``: the learner has not answered yet."""
+    return kind_of(record) in ("ellipsis", "none")
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def fmt_shape(shape) -> str:
+    return str(tuple(int(d) for d in shape))
+
+
+def reshape_args(shape) -> str:
+    """'(3, 4)' for .reshape(3, 4), '(3)' for .reshape(3), '(())' for a 0-dim result."""
+    shape = tuple(int(d) for d in shape)
+    return "(" + ", ".join(str(d) for d in shape) + ")" if shape else "(())"
+
+
+def fmt_index(index) -> str:
+    index = tuple(index)
+    return str(index) if len(index) != 1 else f"({index[0]},)"
+
+
+def fmt_number(value, other=None) -> str:
+    """A short, stable form of a number (4 significant digits).
+
+    With ``other`` (the number it is compared with), as many digits as it takes for the
+    two to look as different as they are: 12.006 vs 12.000001, not 12.01 vs 12.0.
+    """
+    if isinstance(value, bool) or isinstance(value, int):
+        return str(value)
+    if isinstance(value, complex):
+        return f"({fmt_number(value.real)}{'+' if value.imag >= 0 else '-'}{abs(value.imag):.4g}j)"
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if other is None or isinstance(other, (complex, bool)):
+        return _float_text(value, 4)
+    for digits in _DIGIT_STEPS:
+        if _pair_is_clear(float(value), float(other), digits):
+            break
+    return _float_text(value, digits)
+
+
+_DIGIT_STEPS = (4, 6, 8, 10, 12, 17)
+
+
+def _pair_is_clear(a: float, b: float, digits: int) -> bool:
+    """Shown with ``digits`` significant digits, do ``a`` and ``b`` look as different as they are?
+
+    Both texts must differ, each must be off by at most a tenth of the gap between them, and
+    a value that is not a whole number must not look like one ("12.0" for 12.000001).
+    """
+    text_a, text_b = _float_text(a, digits), _float_text(b, digits)
+    if text_a == text_b:
+        return False
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return True
+    gap = abs(a - b)
+    for value, text in ((a, text_a), (b, text_b)):
+        shown = float(text)
+        if abs(shown - value) > gap / 10:
+            return False
+        if shown.is_integer() and not value.is_integer():
+            return False
+    return True
+
+
+def _float_text(value: float, digits: int) -> str:
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return fmt_number(value)
+    text = f"{value:.{digits}g}"
+    if "e" not in text and "." not in text and "n" not in text:
+        text += ".0"
+    return text
+
+
+def fmt_values(data) -> str:
+    """Nested-list text of a small CPU tensor with short numbers."""
+    return _fmt_nested(data.tolist())
+
+
+def _fmt_nested(value) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_fmt_nested(v) for v in value) + "]"
+    return fmt_number(value)
+
+
+def python_type_name(record: Any) -> str:
+    """How the learner would call the type of the answer: 'a Python list', 'a NumPy array'..."""
+    kind = kind_of(record)
+    names = {
+        "bool": "a Python bool",
+        "str": "a string",
+        "complex": "a Python complex number",
+        "list": "a Python list",
+        "tuple": "a Python tuple",
+        "dict": "a dict",
+        "set": "a set",
+        "shape": "a torch.Size",
+        "dtype": "a dtype",
+        "device": "a torch.device",
+        "exception_class": "an exception class",
+        "exception": "an exception object",
+        "ellipsis": "`...`",
+        "none": "None",
+        "tensor": "a tensor",
+    }
+    if kind == "number":
+        return f"a Python {type(record).__name__}"
+    if kind == "ndarray":
+        return f"a NumPy array ({record['dtype']})"
+    if kind == "numpy_scalar":
+        return f"a NumPy scalar ({record['dtype']})"
+    if kind == "callable":
+        return f"a function ({record['name']})"
+    if kind == "object":
+        return f"a {record['name']} object"
+    return names.get(kind, kind)
