@@ -46,6 +46,9 @@ def _write_settings(settings_dir: Path) -> None:
             "checkForUpdates": False,
         },
         "@jupyterlab/docmanager-extension:plugin": {"autosave": False},
+        # Keep every cell in the page: with windowing, cells far below the viewport are not
+        # rendered, and "every widget rendered" could not be checked.
+        "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
     }
     for plugin, values in overrides.items():
         package, _, name = plugin.partition(":")
@@ -68,7 +71,8 @@ class LabServer:
         return f"http://127.0.0.1:{self.port}"
 
     def url(self, relative: str) -> str:
-        return f"{self.base_url}/lab/tree/{relative}?token={self.token}"
+        # ?reset: start from an empty workspace, so tabs from earlier tests are not restored
+        return f"{self.base_url}/lab/tree/{relative}?reset&token={self.token}"
 
     def start(self, timeout: float = 90) -> None:
         course = self.workdir / "course"
