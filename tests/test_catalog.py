@@ -106,7 +106,9 @@ def test_function_cases_include_an_edge_case(exercise):
     again = list(exercise.cases(cpu_generator(0)))
     for first, second in zip(cases, again, strict=True):  # seeded: the grader sees the same
         for a, b in zip(first, second, strict=True):
-            if isinstance(a, torch.Tensor):
+            if isinstance(a, torch.Tensor) and a.device.type == "meta":  # no data to compare
+                assert (a.shape, a.dtype, b.device) == (b.shape, b.dtype, a.device)
+            elif isinstance(a, torch.Tensor):
                 assert torch.equal(a, b)
 
 
