@@ -105,10 +105,11 @@ def fresh_setup() -> list[tuple[str, str, str]]:
         start = time.perf_counter()
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]
-        subprocess.run(pip + ["--upgrade", "pip"], check=True, stdout=subprocess.DEVNULL)
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        subprocess.run(pip + ["--upgrade", "pip"], check=True, **quiet)
         subprocess.run(
             pip + ["-c", "requirements/constraints.txt", "-e", ".[test]"],
-            cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
+            cwd=ROOT, check=True, **quiet,
         )  # fmt: skip
         seconds = time.perf_counter() - start
         size = sum(f.stat().st_size for f in venv.rglob("*") if f.is_file() and not f.is_symlink())
