@@ -45,6 +45,8 @@ def _assigned_names(code: str) -> list[str] | None:
 
 
 def _code_stub(region: list[str], indent: str) -> list[str]:
+    if indent:  # inside a block (a function body, a loop): its locals are not the answer
+        return [f"{indent}...  {STUB_COMMENT}"]
     names = _assigned_names("\n".join(region))
     if not names:
         return [f"{indent}...  {STUB_COMMENT}"]

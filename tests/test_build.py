@@ -33,8 +33,9 @@ def test_a_function_body_becomes_an_ellipsis_at_its_indentation():
         "def f(x):\n    ### BEGIN SOLUTION\n    y = x * 2\n    return y\n    ### END SOLUTION\n"
     )
     stubbed, _ = strip_solution(source, markdown=False, where="cell")
-    # `y = ...` would be wrong here: the body must return None so the check says "not attempted"
-    assert stubbed == "def f(x):\n    y = ...  # YOUR CODE HERE\n"
+    # the body's locals are not the answer: a bare `...` makes f return None, so the check
+    # says "not attempted"
+    assert stubbed == "def f(x):\n    ...  # YOUR CODE HERE\n"
     compiled = {}
     exec(stubbed, compiled)
     assert compiled["f"](3) is None
