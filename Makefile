@@ -63,7 +63,8 @@ doctor: setup
 lock:
 	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
 	.lock-venv/bin/pip install --quiet 'torch==2.13.0' -e '.[test]'
-	.lock-venv/bin/pip freeze --exclude-editable | grep -v '^-e' | sed 's/+cpu//' > $(CONSTRAINTS)
+	echo "# Pinned, tested versions for 'make lab' / 'make test' (Python 3.11). Regenerate with 'make lock'." > $(CONSTRAINTS)
+	.lock-venv/bin/pip freeze --exclude-editable | grep -v '^-e' | sed 's/+cpu//' >> $(CONSTRAINTS)
 	rm -rf .lock-venv
 
 clean:
