@@ -23,6 +23,7 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 
 from course_helpers.errors import CourseError
+from course_helpers.records import fmt_shape
 
 GRAPHVIZ_ENV = "COURSE_GRAPHVIZ"
 INSTALL_NOTE = (
@@ -80,7 +81,7 @@ def _as_outputs(output, who: str = "draw_graph") -> list:
     items = list(output) if isinstance(output, (list, tuple)) else [output]
     if not items:
         raise CourseError(
-            "draw_graph got an empty list. Pass the tensor you computed (e.g. the loss), "
+            f"{who} got an empty list. Pass the tensor you computed (e.g. the loss), "
             "or a list of such tensors."
         )
     for item in items:
@@ -93,12 +94,12 @@ def _as_outputs(output, who: str = "draw_graph") -> list:
         if item.grad_fn is None:
             if item.requires_grad:
                 raise CourseError(
-                    f"This tensor of shape {_shape_text(item.shape)} is a leaf: you created it "
+                    f"This tensor of shape {fmt_shape(item.shape)} is a leaf: you created it "
                     "yourself, so no operation recorded a graph behind it. Draw a result "
                     "computed from it instead, e.g. draw_graph((x * 2).sum())."
                 )
             raise CourseError(
-                f"This tensor of shape {_shape_text(item.shape)} has no autograd graph "
+                f"This tensor of shape {fmt_shape(item.shape)} has no autograd graph "
                 "(requires_grad=False). Set requires_grad=True on the input tensors before "
                 "computing it (x = torch.tensor(..., requires_grad=True)), and do not compute "
                 "it under torch.no_grad() or from .detach()."
@@ -152,13 +153,6 @@ def _check_options(options: dict) -> dict:
 # --------------------------------------------------------------------------- formatting
 
 
-def _shape_text(shape) -> str:
-    dims = [int(d) for d in shape]
-    if len(dims) == 1:
-        return f"({dims[0]},)"
-    return "(" + ", ".join(str(d) for d in dims) + ")"
-
-
 def _num(value: float) -> str:
     text = f"{value:.4f}"
     return "0.0000" if text == "-0.0000" else text
@@ -176,12 +170,12 @@ def tensor_summary(tensor, limit: int = 6) -> str:
     if t.is_complex():
         t = t.abs()
     t = t.to("cpu", dtype=_float_type(t))
+    if t.numel() == 0:
+        return f"empty {fmt_shape(t.shape)}"
     if t.numel() <= limit:
         return _nested(t.tolist())
-    if t.numel() == 0:
-        return f"empty {_shape_text(t.shape)}"
     return (
-        f"{_shape_text(t.shape)} mean {_num(t.mean().item())} "
+        f"{fmt_shape(t.shape)} mean {_num(t.mean().item())} "
         f"min {_num(t.min().item())} max {_num(t.max().item())}"
     )
 
@@ -312,11 +306,10 @@ class PictureNode:
 class GraphPicture:
     """A drawn autograd graph: SVG in Jupyter, ``.source`` (DOT), ``.text()`` / ``str()``."""
 
-    def __init__(self, nodes, title: str, notes=(), *, use_dot: bool | None = None):
+    def __init__(self, nodes, title: str, notes=()):
         self.nodes: tuple[PictureNode, ...] = tuple(nodes)
         self.title = title
         self.notes: tuple[str, ...] = tuple(notes)
-        self._use_dot = use_dot
 
     # -- text ------------------------------------------------------------------------------
     def text(self) -> str:
@@ -363,7 +356,7 @@ class GraphPicture:
             out.append(f'\tlabel="{_dot_escape(" | ".join(self.notes))}" labelloc=t')
         for node in self.nodes:
             fill, border, style = node_style(node)
-            label = "\\n".join(_dot_escape(line) for line in (f"{node.id}: {node.lines[0]}",))
+            label = _dot_escape(f"{node.id}: {node.lines[0]}")
             extra = "".join("\\n" + _dot_escape(line) for line in node.lines[1:])
             width = " penwidth=2.5" if node.on_path or node.active or node.done else ""
             out.append(
@@ -387,15 +380,9 @@ class GraphPicture:
     # -- SVG -------------------------------------------------------------------------------
     def svg(self) -> str:
         """SVG drawn by Graphviz ``dot`` when installed, else by the pure-Python renderer."""
-        use_dot = self._use_dot if self._use_dot is not None else True
-        dot = graphviz_dot() if use_dot else None
-        if dot is not None:
-            svg = _run_dot(dot, self.source)
-            if svg is not None:
-                return svg
         from course_helpers.graph_svg import render_svg
 
-        return render_svg(self, note=INSTALL_NOTE if use_dot else None)
+        return _svg(self.source, lambda: render_svg(self, note=INSTALL_NOTE))
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return {"image/svg+xml": self.svg(), "text/plain": self.text()}
@@ -412,11 +399,7 @@ class GraphPicture:
             )
             for n in self.nodes
         ]
-        picture = GraphPicture(nodes, self.title, self.notes, use_dot=self._use_dot)
-        picture._objects = getattr(self, "_objects", ())
-        picture._leaf_fns = getattr(self, "_leaf_fns", {})
-        picture._names = getattr(self, "_names", {})
-        return picture
+        return GraphPicture(nodes, self.title, self.notes)
 
 
 def node_style(node: PictureNode) -> tuple[str, str, str]:
@@ -435,6 +418,16 @@ def _dot_escape(text: str) -> str:
 
 
 _GENERATED = re.compile(r"<!-- Generated by graphviz[^>]*-->\n?")
+
+
+def _svg(source: str, fallback) -> str:
+    """Run ``dot`` on ``source`` when it is installed and works, else call ``fallback()``."""
+    dot = graphviz_dot()
+    if dot is not None:
+        svg = _run_dot(dot, source)
+        if svg is not None:
+            return svg
+    return fallback()
 
 
 def _run_dot(dot: str, source: str) -> str | None:
@@ -484,9 +477,9 @@ def _saved_lines(fn, show_attrs: bool) -> list[str]:
                 lines.append(f"saved {name}: unavailable")
             continue
         if isinstance(value, torch.Tensor):
-            lines.append(f"saved {name}: {_shape_text(value.shape)}")
+            lines.append(f"saved {name}: {fmt_shape(value.shape)}")
         elif isinstance(value, tuple) and value and all(isinstance(v, torch.Tensor) for v in value):
-            lines.append(f"saved {name}: " + ", ".join(_shape_text(v.shape) for v in value))
+            lines.append(f"saved {name}: " + ", ".join(fmt_shape(v.shape) for v in value))
         elif show_attrs:
             lines.append(f"{name} = {_attr_text(value)}")
     return lines
@@ -518,7 +511,7 @@ def _tensor_lines(t, opts, *, grad: bool) -> list[str]:
 def _op_meta_lines(fn, opts) -> tuple[str, list[str]]:
     try:
         meta = fn._input_metadata[0]
-        shape, dtype, device = _shape_text(meta.shape), meta.dtype, meta.device
+        shape, dtype, device = fmt_shape(meta.shape), meta.dtype, meta.device
     except (AttributeError, IndexError, RuntimeError):
         return "", []
     lines = []
@@ -540,7 +533,7 @@ def _describe(raws: list[_Raw], opts: dict, names: dict[int, str]) -> list[tuple
             t = raw.obj
             label = names.get(id(t)) or ("output" if n_outputs == 1 else f"output {output_count}")
             output_count += 1
-            first = label + (f" {_shape_text(t.shape)}" if opts["show_shape"] else "")
+            first = label + (f" {fmt_shape(t.shape)}" if opts["show_shape"] else "")
             out.append((raw.kind, [first, *_tensor_lines(t, opts, grad=False)], label))
         elif raw.kind == "leaf":
             t = raw.obj
@@ -548,7 +541,7 @@ def _describe(raws: list[_Raw], opts: dict, names: dict[int, str]) -> list[tuple
             if label is None:
                 label = f"leaf {leaf_count}"
                 leaf_count += 1
-            first = label + (f" {_shape_text(t.shape)}" if opts["show_shape"] else "")
+            first = label + (f" {fmt_shape(t.shape)}" if opts["show_shape"] else "")
             out.append((raw.kind, [first, *_tensor_lines(t, opts, grad=True)], label))
         elif raw.kind == "accumulate":
             out.append((raw.kind, ["AccumulateGrad"], None))
@@ -615,9 +608,19 @@ def _highlight_targets(raws, highlight, names) -> set[int]:
     return found
 
 
-def build_picture(
-    output, params=None, *, use_dot=None, who="draw_graph", **options
-) -> GraphPicture:
+@dataclass(frozen=True)
+class WalkRecord:
+    """What replay_backward needs besides the picture: the autograd objects each drawn node
+    stands for, the leaves' AccumulateGrad nodes and names, and the options used. Kept apart
+    from the picture so that a picture never keeps a graph (and its saved tensors) alive."""
+
+    objects: tuple
+    leaf_fns: dict
+    names: dict
+    options: dict
+
+
+def build_picture(output, params, options: dict, who: str) -> tuple[GraphPicture, WalkRecord]:
     """Walk the graph and build the picture (shared by draw_graph and replay_backward)."""
     opts = _check_options(options)
     outputs = _as_outputs(output, who)
@@ -673,12 +676,13 @@ def build_picture(
                 inputs=(),
             )
         )
-    picture = GraphPicture(nodes, "autograd graph", notes, use_dot=use_dot)
-    # for replay_backward: which autograd objects each drawn node stands for, and leaf names
-    picture._objects = tuple(raw.obj for raw in raws)
-    picture._leaf_fns = {f"n{i}": raw.fn for i, raw in enumerate(raws) if raw.kind == "leaf"}
-    picture._names = {f"n{i}": name for i, (_, _, name) in enumerate(described) if name}
-    return picture
+    record = WalkRecord(
+        objects=tuple(raw.obj for raw in raws),
+        leaf_fns={f"n{i}": raw.fn for i, raw in enumerate(raws) if raw.kind == "leaf"},
+        names={f"n{i}": name for i, (_, _, name) in enumerate(described) if name},
+        options=opts,
+    )
+    return GraphPicture(nodes, "autograd graph", notes), record
 
 
 def _truncate(raws: list[_Raw], keep: int) -> list[_Raw]:
@@ -708,7 +712,8 @@ def draw_graph(output, params=None, **options) -> GraphPicture:
 
     Returns a :class:`GraphPicture`: SVG in Jupyter, ``.source`` for DOT, ``.text()``.
     """
-    return build_picture(output, params, **options)
+    picture, _ = build_picture(output, params, options, "draw_graph")
+    return picture
 
 
 # --------------------------------------------------------------------------- torchviz
@@ -729,14 +734,9 @@ class TorchvizPicture:
         return self.source
 
     def svg(self) -> str:
-        dot = graphviz_dot()
-        if dot is not None:
-            svg = _run_dot(dot, self.source)
-            if svg is not None:
-                return svg
         from course_helpers.graph_svg import render_dot_source
 
-        return render_dot_source(self.source, note=INSTALL_NOTE)
+        return _svg(self.source, lambda: render_dot_source(self.source, note=INSTALL_NOTE))
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return {"image/svg+xml": self.svg(), "text/plain": self.source}

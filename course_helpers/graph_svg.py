@@ -37,19 +37,13 @@ def layout(sizes: list[tuple[float, float]], edges: list[tuple[int, int]]):
     pending = [len(users[i]) for i in range(n)]
     depth = [0] * n
     ready = [i for i in range(n) if pending[i] == 0]
-    order = []
     while ready:
         i = ready.pop()
-        order.append(i)
         for a in inputs[i]:
             depth[a] = max(depth[a], depth[i] + 1)
             pending[a] -= 1
             if pending[a] == 0:
                 ready.append(a)
-    if len(order) < n:  # a cycle cannot happen in autograd graphs; keep going anyway
-        for i in range(n):
-            if pending[i]:
-                depth[i] = max(depth[i], 0)
     top = max(depth) if n else 0
     layer_of = [top - d for d in depth]
 
@@ -244,7 +238,7 @@ def render_dot_source(source: str, note: str | None = None) -> str:
     colours = {"lightblue": "#add8e6", "orange": "#ffa500", "darkolivegreen1": "#caff70"}
     colours["darkolivegreen3"] = "#a2cd5a"
     order: dict[str, int] = {}
-    boxes, edges = [], []
+    boxes = []
     for name, label, rest in _NODE.findall(source):
         fill = _FILL.search(rest)
         colour = fill.group(1).strip('"') if fill else "lightgrey"

@@ -16,6 +16,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from course_helpers.errors import CourseError
+from course_helpers.feedback import widgets_available
 from course_helpers.graph import build_picture, tensor_summary
 
 
@@ -52,11 +53,12 @@ def _all_nodes(output) -> list:
 class BackwardReplay:
     """Recorded steps of one backward pass: ``.steps``, ``.table()``, ``.picture(k)``."""
 
-    def __init__(self, steps: list[ReplayStep], base, output_name: str, limit: int):
+    def __init__(self, steps: list[ReplayStep], base, output_name: str, limit: int, initial):
         self.steps = steps
         self._base = base
         self._output_name = output_name
         self._limit = limit
+        self._initial = initial  # picture id of each leaf -> its .grad before the replay
 
     def _fmt(self, t) -> str:
         return "None" if t is None else tensor_summary(t, self._limit)
@@ -153,28 +155,12 @@ class BackwardReplay:
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         bundle = {"text/plain": self.table()}
-        if _widgets_supported():
+        if widgets_available():
             view = self.widget()._repr_mimebundle_()
             key = "application/vnd.jupyter.widget-view+json"
             if isinstance(view, dict) and key in view:
                 bundle[key] = view[key]
         return bundle
-
-
-def _widgets_supported() -> bool:
-    """True inside a Jupyter kernel with ipywidgets installed."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    shell = get_ipython()
-    if shell is None or not hasattr(shell, "kernel"):
-        return False
-    try:
-        import ipywidgets  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def replay_backward(
@@ -197,7 +183,7 @@ def replay_backward(
             "loss). For several outputs, add them first: replay_backward(a.sum() + b.sum())."
         )
     options = {**options, "show_grad": False}  # each step adds the .grad known so far
-    base = build_picture(output, params, who="replay_backward", **options)
+    base, walk = build_picture(output, params, options, "replay_backward")
     if gradient is None and output.numel() != 1:
         shape = tuple(output.shape)
         raise CourseError(
@@ -220,17 +206,17 @@ def replay_backward(
 
     node_id: dict[object, str] = {}  # autograd node -> picture id
     leaf_node: dict[object, str] = {}  # AccumulateGrad node -> picture id of its leaf
-    for node, obj in zip(base.nodes, base._objects, strict=False):
+    for node, obj in zip(base.nodes, walk.objects, strict=False):
         if node.kind == "collapsed":  # one box stands for every op of the chain
             for fn in obj:
                 node_id[fn] = node.id
         elif node.kind in ("op", "accumulate"):
             node_id[obj] = node.id
-    for pid, fn in base._leaf_fns.items():
+    for pid, fn in walk.leaf_fns.items():
         leaf_node[fn] = pid
         node_id.setdefault(fn, pid)  # show_accumulate=False: the leaf box stands for it
 
-    limit = options.get("grad_limit", 6)
+    limit = walk.options["grad_limit"]
     steps: list[ReplayStep] = []
     pending: dict[object, ReplayStep] = {}
 
@@ -253,7 +239,7 @@ def replay_backward(
             if type(fn).__name__ == "AccumulateGrad":
                 leaf_pid = leaf_node.get(fn)
                 step.leaf_node = leaf_pid
-                step.leaf = base._names.get(leaf_pid, "leaf") if leaf_pid else "leaf"
+                step.leaf = walk.names.get(leaf_pid, "leaf") if leaf_pid else "leaf"
                 step.leaf_grad = _copy(fn.variable.grad)
             else:
                 for (nxt, _), g in zip(fn.next_functions, grad_inputs, strict=False):
@@ -285,8 +271,4 @@ def replay_backward(
     finally:
         for handle in handles:
             handle.remove()
-    names = base._names
-    output_name = names.get("n0", "output")
-    replay = BackwardReplay(steps, base, output_name, limit)
-    replay._initial = initial
-    return replay
+    return BackwardReplay(steps, base, walk.names.get("n0", "output"), limit, initial)

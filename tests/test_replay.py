@@ -196,7 +196,7 @@ def _chain_grad():
 def test_text_only_display_without_widgets(monkeypatch):
     _, _, loss = classic()
     replay = replay_backward(loss)
-    monkeypatch.setattr(replay_module, "_widgets_supported", lambda: False)
+    monkeypatch.setattr(replay_module, "widgets_available", lambda: False)
     assert replay._repr_mimebundle_() == {"text/plain": replay.table()}
 
 
@@ -218,7 +218,7 @@ def test_widget_slider_and_buttons_redraw(monkeypatch):
     assert forward.disabled and "AccumulateGrad" in view.value
     back.click()
     assert slider.value == 5
-    monkeypatch.setattr(replay_module, "_widgets_supported", lambda: True)
+    monkeypatch.setattr(replay_module, "widgets_available", lambda: True)
     bundle = replay._repr_mimebundle_()
     assert bundle["text/plain"] == replay.table()
     assert "application/vnd.jupyter.widget-view+json" in bundle
