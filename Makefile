@@ -9,6 +9,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.course-installed
 CONSTRAINTS := requirements/constraints.txt
+TORCH  := torch==2.13.0
 export OMP_NUM_THREADS ?= 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
@@ -18,8 +19,8 @@ lab: setup
 	$(BIN)/python -m course_helpers doctor || true
 	$(BIN)/jupyter lab notebooks/00_start_here.ipynb $(LAB_ARGS)
 
+# build --check runs as tests/test_build.py::test_repository_build_is_up_to_date
 test: setup lint
-	$(BIN)/python -m course_helpers build --check
 	$(BIN)/python -m pytest -n 2 --dist loadfile -p no:cacheprovider -rs --nbval \
 		tests notebooks solutions $(PYTEST_ARGS)
 
@@ -32,8 +33,8 @@ $(STAMP): pyproject.toml $(CONSTRAINTS)
 	@if $(BIN)/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then \
 		$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e '.[test]'; \
 	else \
-		echo "note: the lock file was made on Python 3.11; installing from pyproject ranges with torch==2.13.0"; \
-		$(BIN)/python -m pip install --quiet 'torch==2.13.0' -e '.[test]'; \
+		echo "note: the lock file was made on Python 3.11; installing from pyproject ranges with $(TORCH)"; \
+		$(BIN)/python -m pip install --quiet '$(TORCH)' -e '.[test]'; \
 	fi
 	touch $(STAMP)
 
@@ -45,10 +46,10 @@ lint: setup
 	$(BIN)/ruff format --check .
 
 unit: setup
-	$(BIN)/python -m pytest -n 2 --dist loadfile -p no:cacheprovider tests $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 2 --dist loadfile -p no:cacheprovider -m "not browser" tests $(PYTEST_ARGS)
 
 nbval: setup
-	$(BIN)/python -m pytest -n 2 --dist loadfile -p no:cacheprovider --nbval notebooks solutions
+	$(BIN)/python -m pytest -n 2 --dist loadfile -p no:cacheprovider --nbval notebooks solutions $(PYTEST_ARGS)
 
 browser: setup
 	$(BIN)/python -m pytest -p no:cacheprovider -m browser tests $(PYTEST_ARGS)
@@ -62,7 +63,7 @@ doctor: setup
 # Re-pin: install from pyproject ranges into a scratch venv and freeze it.
 lock:
 	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
-	.lock-venv/bin/pip install --quiet 'torch==2.13.0' -e '.[test]'
+	.lock-venv/bin/pip install --quiet '$(TORCH)' -e '.[test]'
 	echo "# Pinned, tested versions for 'make lab' / 'make test' (Python 3.11). Regenerate with 'make lock'." > $(CONSTRAINTS)
 	.lock-venv/bin/pip freeze --exclude-editable | grep -v '^-e' | sed 's/+cpu//' >> $(CONSTRAINTS)
 	rm -rf .lock-venv

@@ -38,7 +38,6 @@ _LAZY = {
     "hint": "course_helpers.hints",
     "progress": "course_helpers.progress_store",
     "quiz": "course_helpers.quizzes",
-    "solution": "course_helpers.hints",
     "ExerciseFailed": "course_helpers.checking",
     "CourseError": "course_helpers.errors",
 }

@@ -95,7 +95,8 @@ def generated_exercise(solution: Path) -> str:
     return dumps(normalise(nb, executed=False))
 
 
-def _kernel_env(path: Path) -> dict[str, str]:
+def kernel_env(path: Path) -> dict[str, str]:
+    """Environment for a kernel running ``path`` (strict for solutions, no progress)."""
     return {
         "COURSE_PROGRESS": "off",
         "COURSE_STRICT": "1" if path.parent.name == "solutions" else "0",
@@ -109,7 +110,7 @@ def execute(path: Path) -> str:
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
-    os.environ.update(_kernel_env(path))
+    os.environ.update(kernel_env(path))
     os.environ.pop("COURSE_GRADING_DIR", None)
     nb = read(path)
     client = NotebookClient(

@@ -17,7 +17,11 @@ PACKAGES = {
     "ipywidgets": (True, "pip install ipywidgets"),
     "jupyterlab": (True, "pip install jupyterlab"),
     "torchviz": (True, "pip install torchviz"),
-    "graphviz": (True, "pip install graphviz (the Python package)"),
+    "graphviz": (True, "pip install graphviz (the Python package torchviz draws with)"),
+    "platformdirs": (True, "pip install platformdirs (where your progress is stored)"),
+    "psutil": (True, "pip install psutil (lesson 09 measures memory with it)"),
+    "ipykernel": (True, "pip install ipykernel (the kernel that runs the notebooks)"),
+    "nbformat": (True, "pip install nbformat"),
     "nbclient": (True, "pip install nbclient"),
     "nbval": (False, "pip install nbval (only needed to run the tests)"),
 }
@@ -111,12 +115,15 @@ def findings() -> list[Finding]:
                     f"available: {', '.join(available_devices())}",
                 )
             )
-    dot = shutil.which("dot")
+    from course_helpers.graph import GRAPHVIZ_ENV, graphviz_dot
+
+    dot = graphviz_dot()
+    off = shutil.which("dot") is not None and dot is None
     result.append(
         Finding(
             "graphviz dot",
             dot is not None,
-            dot or "not found on PATH",
+            dot or (f"turned off by {GRAPHVIZ_ENV}" if off else "not found on PATH"),
             "sudo apt-get install graphviz | brew install graphviz | conda install -c conda-forge "
             "graphviz (graph pictures still work without it, in a simpler layout)",
             required=False,

@@ -23,7 +23,8 @@ import pytest
 
 
 def pytest_configure(config):
-    os.environ.setdefault("COURSE_PROGRESS", "off")
+    # forced, not defaulted: a learner's COURSE_PROGRESS=on must not let tests write there
+    os.environ["COURSE_PROGRESS"] = "off"
 
 
 SANITIZERS = {r"torch\.cuda\.(\w+Tensor)\b": r"torch.\1"}
@@ -44,5 +45,7 @@ def pytest_runtest_setup(item):
     # inherits this process's environment at that moment.
     if type(item).__name__ != "IPyNbCell":
         return
-    parts = Path(str(item.fspath)).resolve().parts
-    os.environ["COURSE_STRICT"] = "1" if "solutions" in parts else "0"
+    from course_helpers.build import kernel_env
+
+    # the same kernel environment as the build that stored the outputs
+    os.environ.update(kernel_env(Path(str(item.fspath))))

@@ -1,5 +1,7 @@
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 from course_helpers import doctor
 
@@ -23,7 +25,7 @@ def test_report_is_accurate_on_this_machine():
 
 
 def test_missing_dot_is_a_note_with_the_install_fix(monkeypatch):
-    monkeypatch.setattr(doctor.shutil, "which", lambda name: None)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
     dot = _by_name()["graphviz dot"]
     assert not dot.ok and not dot.required
     assert "apt-get install graphviz" in dot.fix
@@ -64,3 +66,21 @@ def test_unknown_command_is_a_usage_error():
         [sys.executable, "-m", "course_helpers", "frobnicate"], capture_output=True, text=True
     )
     assert out.returncode == 2 and "unknown command 'frobnicate'" in out.stderr
+
+
+def test_dot_turned_off_by_the_course_setting_is_reported(monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/dot")
+    monkeypatch.setenv("COURSE_GRAPHVIZ", "off")
+    dot = _by_name()["graphviz dot"]
+    assert not dot.ok and dot.detail == "turned off by COURSE_GRAPHVIZ"
+
+
+def test_every_runtime_dependency_is_in_the_report():
+    import re
+
+    import tomllib
+
+    root = Path(__file__).resolve().parent.parent
+    requirements = tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"]
+    names = {re.split(r"[<>=!~ ;\[]", r, maxsplit=1)[0].lower() for r in requirements}
+    assert names <= set(doctor.PACKAGES)

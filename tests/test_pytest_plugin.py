@@ -90,3 +90,23 @@ def test_svg_is_not_compared_but_its_text_form_is(tmp_path):
     assert _nbval(other_layout).returncode == 0
     other_graph = _svg_notebook(tmp_path, "<svg>drawn here</svg>", "graph: n0 <- n2")
     assert _nbval(other_graph).returncode == 1
+
+
+def test_kernel_env_matches_the_build_even_under_a_folder_named_solutions(tmp_path, monkeypatch):
+    # a lesson in notebooks/ is not strict, even when the checkout sits under ".../solutions/";
+    # and progress stays off even when the learner turned it on in their shell
+    folder = tmp_path / "solutions" / "course" / "notebooks"
+    folder.mkdir(parents=True)
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    source = "import os\nprint(os.environ['COURSE_STRICT'], os.environ['COURSE_PROGRESS'])"
+    stored = [nbformat.v4.new_output("stream", name="stdout", text="0 off\n")]
+    nb.cells = [nbformat.v4.new_code_cell(source, outputs=stored, execution_count=1)]
+    nbformat.write(nb, folder / "probe.ipynb")
+    monkeypatch.setenv("COURSE_PROGRESS", "on")
+    result = _nbval(folder / "probe.ipynb")
+    assert result.returncode == 0, result.stdout
