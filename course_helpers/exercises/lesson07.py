@@ -111,13 +111,18 @@ def _eval_setup():
     return model, batches
 
 
-def _eval_mean_loss():
+def _eval_mean_loss_and_last_loss():
+    """(mean_loss, loss): the mean as a float and the last batch's loss, built under no_grad.
+
+    The last loss shows whether a graph was built: under no_grad it has requires_grad=False.
+    """
     model, batches = _eval_setup()
     total = 0.0
     with torch.no_grad():
         for xb, yb in batches:
-            total += torch.nn.functional.mse_loss(model(xb), yb).item()
-    return total / len(batches)
+            loss = torch.nn.functional.mse_loss(model(xb), yb)
+            total += loss.item()
+    return total / len(batches), loss
 
 
 EXERCISES = [
@@ -227,7 +232,7 @@ EXERCISES = [
             "Python 3.11 and newer raise TypeError: 'type' object does not support the context "
             "manager protocol (Python 3.10 raised AttributeError: __enter__).",
         ),
-        solution="answer = TypeError",
+        solution="answer = TypeError  # Python 3.10 raised AttributeError instead",
     ),
     Exercise(
         id="07.inference_reuse",
@@ -325,18 +330,20 @@ EXERCISES = [
         title="Fix the evaluation loop",
         lesson=LESSON,
         kind="value",
-        build_reference=_eval_mean_loss,
+        build_reference=_eval_mean_loss_and_last_loss,
         hints=(
             "Two fixes: build no graph at all, and accumulate a number rather than a tensor.",
-            "Wrap the loop in `with torch.no_grad():` and add loss.item() to total.",
-            "Keep total = 0.0; put the for loop inside `with torch.no_grad():`; in it do "
-            "total += nn.functional.mse_loss(model(xb), yb).item(); after the loop, "
-            "mean_loss = total / len(batches).",
+            "Wrap the loop in `with torch.no_grad():`; inside it, name each batch's loss `loss` "
+            "and add loss.item() to total.",
+            "total = 0.0; with torch.no_grad(): for xb, yb in batches: "
+            "loss = nn.functional.mse_loss(model(xb), yb); total += loss.item(). After the "
+            "loop: mean_loss = total / len(batches); answer = (mean_loss, loss).",
         ),
         solution=(
             "total = 0.0\nwith torch.no_grad():\n    for xb, yb in batches:\n"
-            "        total += nn.functional.mse_loss(model(xb), yb).item()\n"
-            "mean_loss = total / len(batches)"
+            "        loss = nn.functional.mse_loss(model(xb), yb)\n"
+            "        total += loss.item()\n"
+            "mean_loss = total / len(batches)\nanswer = (mean_loss, loss)"
         ),
     ),
 ]

@@ -179,11 +179,14 @@ EXERCISES = [
         lesson=LESSON,
         kind="autograd",
         build_reference=_sgd_step_w,
-        attributes=("requires_grad", "is_leaf", "value"),
+        # "version": the update must be in place on w itself (_version 0 -> 1); a rebuilt leaf
+        # (w = (w - ...).detach().requires_grad_()) or a write through w.data stays at 0
+        attributes=("requires_grad", "is_leaf", "version", "value"),
         hints=(
             "The in-place update of a leaf must not be recorded by autograd.",
             "Put the update inside `with torch.no_grad():`; keep it in place (w -= ...) so that "
-            "w stays the same leaf.",
+            "w stays the same tensor: its _version goes from 0 to 1 (a new tensor, or a write "
+            "through w.data, leaves it at 0).",
             "with torch.no_grad():\n    w -= 0.1 * w.grad",
         ),
         solution="with torch.no_grad():\n    w -= 0.1 * w.grad\nanswer = w",

@@ -46,8 +46,9 @@ def _standardize_data():
 
 
 def _buffers_after_double():
+    # the answer is dict(model.named_buffers()): plain attributes are not buffers, so they fail
     data = _standardize_data()
-    return (data.mean(dim=0).double(), data.std(dim=0).double())
+    return {"mean": data.mean(dim=0).double(), "std": data.std(dim=0).double()}
 
 
 def _head_data():
@@ -280,7 +281,7 @@ EXERCISES = [
             "trained'?",
             "The statistics are not learned, so they are buffers, not parameters: both of them.",
             'self.register_buffer("mean", data.mean(dim=0)) and the same for "std"; then '
-            "answer = (model.mean, model.std).",
+            "answer = dict(model.named_buffers()).",
         ),
         solution=(
             "class Standardize(nn.Module):\n"
@@ -294,7 +295,7 @@ EXERCISES = [
             "\n"
             "\n"
             "model = Standardize(data).double()\n"
-            "answer = (model.mean, model.std)"
+            "answer = dict(model.named_buffers())"
         ),
     ),
     Exercise(

@@ -5,13 +5,14 @@ from __future__ import annotations
 import torch
 
 from course_helpers.exercises.model import Exercise
+from course_helpers.notebook import cpu_generator
 
 LESSON = "11_training_loops"
 
 
 def _small_data():
     """The data of the exercise notebook: 16 points, 3 features, a known linear rule."""
-    g = torch.Generator(device="cpu").manual_seed(11)
+    g = cpu_generator(11)
     x = torch.randn(16, 3, generator=g)
     y = x @ torch.tensor([[1.0], [-2.0], [0.5]]) + 0.05 * torch.randn(16, 1, generator=g)
     return x, y
