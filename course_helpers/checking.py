@@ -24,20 +24,18 @@ from typing import Any
 
 from course_helpers import diagnosis as dx
 from course_helpers import predictions as pred
-from course_helpers.errors import CourseError
+from course_helpers.errors import CourseError, OneLineTraceback
+from course_helpers.exercises.model import AUTOGRAD_ATTRIBUTES
 
 STRICT_ENV = "COURSE_STRICT"
 GRADING_ENV = "COURSE_GRADING_DIR"
 SUBMISSION_FORMAT = 1
 CASE_SEED = 0  # function exercises: cases(cpu_generator(CASE_SEED)), same in kernel and grader
-AUTOGRAD_ORDER = ("requires_grad", "is_leaf", "grad_fn", "version", "value", "grad")
+AUTOGRAD_ORDER = AUTOGRAD_ATTRIBUTES  # the order in which they are checked
 
 
-class ExerciseFailed(AssertionError):
+class ExerciseFailed(OneLineTraceback, AssertionError):
     """Raised by ``check`` in strict mode (``COURSE_STRICT=1``) when an answer does not pass."""
-
-    def _render_traceback_(self):
-        return [f"\x1b[31m{type(self).__name__}\x1b[0m: {self}"]
 
 
 @dataclass(frozen=True)
@@ -132,12 +130,13 @@ def _finish(result: CheckResult) -> CheckResult:
 
 
 def _internal_error(exercise, err: Exception) -> CheckResult:
-    return CheckResult(
-        exercise.id,
-        exercise.title,
-        "error",
+    return CheckResult(exercise.id, exercise.title, "error", _checker_failed(err))
+
+
+def _checker_failed(err: Exception) -> str:
+    return (
         f"The checker itself failed ({type(err).__name__}: {err}). This is a bug in the "
-        "course, not in your answer: please report it.",
+        "course, not in your answer: please report it."
     )
 
 
@@ -195,7 +194,6 @@ def collect(exercise, answer: Any) -> dict:
     submission = {
         "format": SUBMISSION_FORMAT,
         "exercise_id": exercise.id,
-        "kind": exercise.kind,
     }
     if exercise.kind == "function" and callable(answer):
         submission["answer"] = _run_function(exercise, answer)
@@ -209,19 +207,53 @@ def _run_function(exercise, function) -> dict:
 
     runs = []
     for args in exercise.cases(cpu_generator(CASE_SEED)):
-        args = tuple(args)
-        before = copy.deepcopy(args)
-        given = copy.deepcopy(args)
-        run = {"output": None, "error": None, "mutated": [], "args_after": []}
-        try:
-            run["output"] = dx.describe(function(*given))
-        except Exception as err:
-            run["error"] = {"type": type(err).__name__, "message": _first_line(str(err))}
-        run["mutated"] = [_mutation(b, a) for b, a in zip(before, given, strict=True)]
-        run["args_after"] = [dx.describe(a) if _is_tensor(a) else None for a in given]
+        # the cases are built afresh on every call: the function gets them, ``before`` is the
+        # one copy kept to see what it changed
+        given = tuple(args)
+        run = _call_and_record(function, given)
         runs.append(run)
     name = getattr(function, "__name__", type(function).__name__)
-    return {"_r": "function_run", "name": name, "runs": runs}
+    return {"_r": "function_run", "name": name, "runs": runs, "stub": _is_untouched_stub(function)}
+
+
+def _call_and_record(function, given: tuple) -> dict:
+    """Call ``function(*given)``: its output or error, what it changed, the tensors after."""
+    before = copy.deepcopy(given)
+    run = {"output": None, "error": None, "mutated": [], "args_after": []}
+    try:
+        run["output"] = dx.describe(function(*given))
+    except Exception as err:
+        run["error"] = {"type": type(err).__name__, "message": _first_line(str(err))}
+    run["mutated"] = [_mutation(b, a) for b, a in zip(before, given, strict=True)]
+    run["args_after"] = [dx.describe(a) if _is_tensor(a) else None for a in given]
+    return run
+
+
+def _is_untouched_stub(function) -> bool:
+    """True for a function whose body is still only ``...`` (a docstring may stay), or that
+    calls such a function defined next to it (a probe around a stub, as in 11.evaluate)."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return False
+    if _does_nothing(code):
+        return True
+    names = getattr(function, "__globals__", {})
+    return any(_does_nothing(getattr(names.get(name), "__code__", None)) for name in code.co_names)
+
+
+def _does_nothing(code) -> bool:
+    """The bytecode of ``def f(...): ...`` (or a body of only a docstring): return None."""
+    import dis
+    import types
+
+    if not isinstance(code, types.CodeType):
+        return False
+    steps = [
+        (i.opname, i.argval)
+        for i in dis.get_instructions(code)
+        if i.opname not in ("RESUME", "NOP", "CACHE")
+    ]
+    return steps in ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
 
 
 def _first_line(text: str, limit: int = 300) -> str:
@@ -236,9 +268,25 @@ def _is_tensor(value: Any) -> bool:
 
 
 def _mutation(before: Any, after: Any) -> str:
-    """What the function changed in an input ("" for nothing): "values" or "requires_grad"."""
+    """What the function changed in an input ("" for nothing): "values", "requires_grad"
+    or "training" (a module's mode). Looks inside lists, tuples, dicts, modules (their
+    parameters and buffers) and optimizers (their state)."""
     import torch
 
+    if isinstance(before, torch.nn.Module) and isinstance(after, torch.nn.Module):
+        if before.training != after.training:
+            return "training"
+        return _mutation(before.state_dict(keep_vars=True), after.state_dict(keep_vars=True))
+    if isinstance(before, torch.optim.Optimizer) and isinstance(after, torch.optim.Optimizer):
+        return _mutation(before.state_dict(), after.state_dict())
+    if isinstance(before, dict) and isinstance(after, dict):
+        if list(before) != list(after):
+            return "values"
+        return _first_change(list(before.values()), list(after.values()))
+    if isinstance(before, (list, tuple)) and isinstance(after, (list, tuple)):
+        if type(before) is not type(after) or len(before) != len(after):
+            return "values"
+        return _first_change(before, after)
     if isinstance(before, torch.Tensor) and isinstance(after, torch.Tensor):
         if before.shape != after.shape or before.dtype != after.dtype:
             return "values"
@@ -250,11 +298,19 @@ def _mutation(before: Any, after: Any) -> str:
         if before.requires_grad != after.requires_grad:
             return "requires_grad"
         return ""
-    if isinstance(before, (list, dict)):
-        try:
-            return "values" if before != after else ""
-        except Exception:
-            return ""
+    if isinstance(before, torch.Tensor) or isinstance(after, torch.Tensor):
+        return "values"  # a tensor replaced by something else, or the other way round
+    plain = (bool, int, float, complex, str, type(None))
+    if isinstance(before, plain) and isinstance(after, plain):
+        return "values" if before != after and before == before else ""  # nan == nan here
+    return ""  # other objects (a deep copy is never `==` the original): nothing to say
+
+
+def _first_change(before, after) -> str:
+    for b, a in zip(before, after, strict=True):
+        change = _mutation(b, a)
+        if change:
+            return change
     return ""
 
 
@@ -266,26 +322,20 @@ def judge(exercise, submission: dict) -> dx.Diagnosis:
     try:
         if submission.get("exercise_id") != exercise.id:
             return dx.Diagnosis("error", "This submission belongs to another exercise.")
+        if submission.get("format") != SUBMISSION_FORMAT:
+            return dx.Diagnosis(
+                "error",
+                f"This answer was recorded in format {submission.get('format')!r}, but this "
+                f"version of the course reads format {SUBMISSION_FORMAT}: run the notebook again "
+                "with the current course_helpers.",
+            )
         answer = submission.get("answer")
         if dx.is_missing(answer):
             return dx.not_attempted()
         judge_kind = _JUDGES[exercise.kind]
         return judge_kind(exercise, answer)
     except Exception as err:
-        return dx.Diagnosis(
-            "error",
-            f"The checker itself failed ({type(err).__name__}: {err}). This is a bug in the "
-            "course, not in your answer: please report it.",
-        )
-
-
-def _device_for(exercise) -> str | None:
-    wanted = getattr(exercise, "device", None)
-    if wanted == "course":
-        from course_helpers.device import get_device
-
-        return str(get_device())
-    return wanted
+        return dx.Diagnosis("error", _checker_failed(err))
 
 
 def _judge_value(exercise, answer) -> dx.Diagnosis:
@@ -294,7 +344,6 @@ def _judge_value(exercise, answer) -> dx.Diagnosis:
         exercise.reference,
         rtol=exercise.rtol,
         atol=exercise.atol,
-        device=_device_for(exercise),
     )
     return _with_passed_note(verdict, answer)
 
@@ -430,8 +479,7 @@ def _same_values(a: dict, b: dict) -> bool:
         return False
     if a["data"] is None or b["data"] is None:
         return False
-    rtol, atol = dx.tolerances(b["dtype"], None, None)
-    return bool(dx.close_mask(a["data"], b["data"], rtol, atol).all())
+    return dx._all_close(a["data"], b["data"])
 
 
 def _check_flag(name: str, explain_true: str, explain_false: str):
@@ -483,7 +531,6 @@ def _check_value(exercise, got, expected) -> dx.Diagnosis:
         expected,
         rtol=exercise.rtol,
         atol=exercise.atol,
-        device=_device_for(exercise),
     )
 
 
@@ -555,10 +602,18 @@ def _judge_function(exercise, answer) -> dx.Diagnosis:
         dx.kind_of(r["output"]) != "none" for r in expected_runs
     )
     if all_none and reference_acts:
-        return dx.not_attempted(
-            "Not attempted yet: your function does nothing yet (it returns None and changes "
-            "nothing). Write its body in place of the `...`."
-        )
+        # only the untouched stub is "not attempted" (a submission without "stub" is older)
+        if answer.get("stub", True):
+            return dx.not_attempted(
+                "Not attempted yet: your function does nothing yet (it returns None and changes "
+                "nothing). Write its body in place of the `...`."
+            )
+        if exercise.mutates_input:
+            return dx.failed(
+                "Your function changes nothing for every input: it should modify its input in "
+                "place (e.g. x.mul_(...), x[...] = ...)."
+            )
+        return dx.failed("Your function returns None for every input: did you forget `return`?")
     if all(r["error"] and r["error"]["type"] == "NotImplementedError" for r in runs):
         return dx.not_attempted("Not attempted yet: your function raises NotImplementedError.")
     for number, (args, run, wanted) in enumerate(
@@ -585,14 +640,7 @@ def _reference_runs(exercise, cases: list[tuple]) -> list[dict]:
 
 
 def _reference_run(reference, args: tuple) -> dict:
-    given = copy.deepcopy(args)
-    run = {"output": None, "error": None, "args_after": []}
-    try:
-        run["output"] = dx.describe(reference(*given))
-    except Exception as err:
-        run["error"] = {"type": type(err).__name__, "message": _first_line(str(err))}
-    run["args_after"] = [dx.describe(a) if _is_tensor(a) else None for a in given]
-    return run
+    return _call_and_record(reference, copy.deepcopy(args))  # ``args`` stay as they were
 
 
 def _judge_run(exercise, args: tuple, run: dict, wanted: dict, where: str) -> dx.Diagnosis:
@@ -626,7 +674,17 @@ def _judge_run(exercise, args: tuple, run: dict, wanted: dict, where: str) -> dx
             if not verdict.passed:
                 return dx.failed(f"{where}: {_lower_first(verdict.message)}")
     else:
+        # a change the reference makes too (e.g. training a model) is part of the task
+        allowed = wanted["mutated"]
         for i, changed in enumerate(run["mutated"]):
+            if changed == allowed[i]:
+                continue
+            if changed == "training":
+                return dx.failed(
+                    f"{where}: your function switched its input argument {i} (a module) between "
+                    "training and evaluation mode and left it there. Put it back as it was, "
+                    "e.g. was_training = model.training ... model.train(was_training)."
+                )
             if changed == "requires_grad":
                 return dx.failed(
                     f"{where}: your function changed its input argument {i}'s requires_grad "

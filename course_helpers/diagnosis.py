@@ -38,7 +38,6 @@ from course_helpers.records import (
 __all__ = [
     "DEFAULT_TOLERANCES",
     "Diagnosis",
-    "STATUSES",
     "close_mask",
     "describe",
     "diagnose",
@@ -58,8 +57,6 @@ __all__ = [
     "reshape_args",
     "tolerances",
 ]
-
-STATUSES = ("passed", "failed", "not_attempted", "error")
 
 # torch.testing.assert_close defaults (rtol, atol); integer and bool dtypes compare exactly.
 DEFAULT_TOLERANCES = {
@@ -94,7 +91,8 @@ NOT_ATTEMPTED_MESSAGE = (
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """The verdict on one answer: a status (see ``STATUSES``) and a plain-text message."""
+    """The verdict on one answer: a status ("passed", "failed", "not_attempted" or "error")
+    and a plain-text message."""
 
     status: str
     message: str
@@ -269,6 +267,11 @@ def _wrong_type_for_tensor(got: Any, exp: dict, subject: str, in_function: bool 
             f"{owner} is {python_type_name(got)}, but {want} is expected: "
             "call the function and check its result."
         )
+    if kind == "module":
+        return (
+            f"{owner} is {python_type_name(got)}, but {want} is expected: "
+            "pass one of its tensors, e.g. model.weight."
+        )
     return f"{owner} is {python_type_name(got)}, but {want} is expected."
 
 
@@ -441,11 +444,19 @@ def _dtype_message(
     elif gd == "float64" and ed == "float32":
         text += " float64 usually comes from NumPy (torch.from_numpy keeps its dtype)."
     if got["data"] is not None and exp["data"] is not None:
+        import torch
+
         rtol, atol = tolerances(ed, rtol, atol)
         converted = got["data"].to(exp["data"].dtype)
-        if _all_close(converted, exp["data"], rtol, atol):
+        # compare in a dtype that holds both: a truncating cast (1.5 -> 1) must not hide a gap
+        common = torch.promote_types(got["data"].dtype, exp["data"].dtype)
+        if _all_close(got["data"].to(common), exp["data"].to(common), rtol, atol):
             text += " The values themselves are right."
-        elif converted.is_floating_point() and exp["data"].numel() > 0:
+        elif (
+            converted.is_floating_point()
+            and exp["data"].numel() > 0
+            and not _all_close(converted, exp["data"], rtol, atol)
+        ):
             gap = (converted.double() - exp["data"].double()).abs().nan_to_num(nan=math.inf)
             flat = _flat_argmax(gap)
             gv, ev = converted.reshape(-1)[flat].item(), exp["data"].reshape(-1)[flat].item()

@@ -10,8 +10,13 @@ those records with a fresh import of the checker. So a notebook that redefines
 ``check``, monkeypatches torch, prints "passed" or edits its stored outputs gains
 nothing: what counts is the answer its own code produced.
 
-Scoring: one point per exercise whose id appears in a ``check("ID", ...)`` call in the
-notebook's source. An exercise never checked (or deleted) scores 0 as "not attempted".
+Scoring: one point per expected exercise. The expected exercises are those of the
+``check("ID", ...)`` calls in the notebook's source *and* those checked in the course's own
+solution notebook of the same lesson (``solutions/NN_topic.ipynb`` next to the package,
+when that folder exists): the lesson is the notebook's file stem when it is a lesson stem,
+and any lesson whose solution notebook shares a checked id with the notebook. So deleting a
+check cell does not shrink the total: an exercise never checked (or deleted) scores 0 as
+"not attempted".
 When a cell times out or the kernel dies, the notebook stops there: exercises checked
 before that point are graded, later ones score 0; the run goes on with the next notebook.
 
@@ -22,6 +27,7 @@ can submit them; grading defends against tampering with the checker, not against
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -34,6 +40,7 @@ from course_helpers.checking import GRADING_ENV, STRICT_ENV, judge, load_submiss
 from course_helpers.checking import submission_path as _submission_path
 
 DEFAULT_TIMEOUT = 60
+SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"  # the course's own answers
 _CHECK_CALL = re.compile(r"""\bcheck\(\s*(['"])([^'"\n]+)\1""")
 
 
@@ -72,6 +79,31 @@ def exercise_ids_in(notebook) -> list[str]:
             for exercise_id in _check_ids(cell.source):
                 found.setdefault(exercise_id, None)
     return list(found)
+
+
+def expected_ids(notebook, path: str, solutions: Path = SOLUTIONS) -> list[str]:
+    """The exercises a notebook is graded on: its own checks, then the missing ones of the
+    solution notebook of its lesson (see the module docstring)."""
+    found = exercise_ids_in(notebook)
+    expected = dict.fromkeys(found)
+    if not Path(solutions).is_dir():
+        return found
+    stem = Path(path).stem
+    for solution in sorted(Path(solutions).glob("*.ipynb")):
+        ids = _solution_ids(str(solution))
+        if solution.stem == stem or set(ids) & set(found):
+            expected.update(dict.fromkeys(ids))
+    return list(expected)
+
+
+@functools.lru_cache(maxsize=32)
+def _solution_ids(path: str) -> list[str]:
+    import nbformat
+
+    try:
+        return exercise_ids_in(nbformat.read(path, as_version=4))
+    except Exception:  # an unreadable solution adds nothing; the build check reports it
+        return []
 
 
 def _check_ids(source: str) -> list[str]:
@@ -124,8 +156,17 @@ def run_notebook(notebook, folder: Path, record_dir: Path, timeout: int, kernel:
     return "completed"
 
 
-def grade_notebook(path: str, *, timeout: int = DEFAULT_TIMEOUT, kernel: str = "python3"):
-    """Run one notebook and judge what it recorded. Never raises for a bad notebook."""
+def grade_notebook(
+    path: str,
+    *,
+    timeout: int = DEFAULT_TIMEOUT,
+    kernel: str = "python3",
+    solutions: Path = SOLUTIONS,
+):
+    """Run one notebook and judge what it recorded. Never raises for a bad notebook.
+
+    ``solutions``: the folder of the course's solution notebooks (see :func:`expected_ids`).
+    """
     import nbformat
 
     from course_helpers.exercises import catalog
@@ -134,7 +175,7 @@ def grade_notebook(path: str, *, timeout: int = DEFAULT_TIMEOUT, kernel: str = "
         notebook = nbformat.read(path, as_version=4)
     except Exception as err:
         return NotebookGrade(path, f"could not run: {type(err).__name__}: {err}")
-    ids = exercise_ids_in(notebook)
+    ids = expected_ids(notebook, path, solutions)
     with tempfile.TemporaryDirectory(prefix="course-grading-") as record_dir:
         try:
             run = run_notebook(

@@ -12,12 +12,14 @@ from dataclasses import dataclass
 
 _shown: dict[str, int] = {}
 
+# the bordered block that hints and quizzes are shown in (inline: renders the same everywhere)
+BLOCK_STYLE = "border-left: 4px solid #1565c0; padding: 4px 10px; margin: 4px 0;"
+
 
 @dataclass(frozen=True)
 class HintText:
     """A hint (or the solution) that displays as text and as a small HTML block."""
 
-    exercise_id: str
     heading: str
     body: str
     footer: str = ""
@@ -34,8 +36,8 @@ class HintText:
             f'<div style="opacity: 0.75;">{html.escape(self.footer)}</div>' if self.footer else ""
         )
         block = (
-            '<div class="course-hint" style="border-left: 4px solid #1565c0; padding: 4px 10px; '
-            f'margin: 4px 0;"><strong>{html.escape(self.heading)}</strong>'
+            f'<div class="course-hint" style="{BLOCK_STYLE}">'
+            f"<strong>{html.escape(self.heading)}</strong>"
             f'<div style="white-space: pre-wrap;">{html.escape(self.body)}</div>{footer}</div>'
         )
         return {"text/plain": str(self), "text/html": block}
@@ -72,9 +74,7 @@ def next_hint(exercise_id: str) -> HintText:
     if is_last:
         again = "You have seen all the hints. " if seen >= count else "That was the last hint. "
         footer = again + f"The full solution: hint({exercise.id!r}, solution=True)"
-    return HintText(
-        exercise.id, f"Hint {number}/{count} for {exercise.id}", hints[number - 1], footer, is_last
-    )
+    return HintText(f"Hint {number}/{count} for {exercise.id}", hints[number - 1], footer, is_last)
 
 
 def reset_hints(exercise_id: str | None = None) -> None:
@@ -89,4 +89,4 @@ def _solution(exercise_id: str) -> HintText:
     from course_helpers.exercises import get
 
     exercise = get(exercise_id)
-    return HintText(exercise.id, f"Solution for {exercise.id}", exercise.solution.strip(), "", True)
+    return HintText(f"Solution for {exercise.id}", exercise.solution.strip(), "", True)

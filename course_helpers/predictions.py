@@ -90,7 +90,7 @@ def diagnose_sequence(got, exp, *, rtol, atol, device, subject, in_function=Fals
             subject=label,
             in_function=in_function,
         )
-        if result.status == "dx.not_attempted":
+        if result.status == "not_attempted":
             return dx.not_attempted(f"{label} is still `...`: fill it in and run the cell again.")
         if not result.passed:
             return _labelled(result, label)

@@ -191,13 +191,13 @@ def summarize(results: dict[str, str]) -> tuple[LessonProgress, ...]:
     return tuple(LessonProgress(lesson, *row) for lesson, row in counts.items())
 
 
-def progress() -> ProgressReport:
+def progress(path: Path | None = None) -> ProgressReport:
     """Your progress per lesson: exercises done, attempted (not passed yet) and not started."""
     if not enabled():  # nothing is read either, so the table is the same on every machine
         note = f"Progress recording is off ({SWITCH_ENV}=off)."
         return ProgressReport(summarize({}), note)
     try:
-        results, note = latest_results(), ""
+        results, note = latest_results(path), ""
     except sqlite3.Error as err:
         results, note = {}, f"The progress file could not be read: {err}"
     return ProgressReport(summarize(results), note)
@@ -212,11 +212,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--db", help=f"progress file to read (default: ${DB_ENV} or the data dir)")
     parser.add_argument("--reset", action="store_true", help="forget every recorded result")
     args = parser.parse_args(argv)
-    if args.db:
-        os.environ[DB_ENV] = args.db
+    path = Path(args.db).expanduser() if args.db else database_path()
     if args.reset:
-        reset()
-        print(f"Progress reset ({database_path()}).")
+        reset(path)
+        print(f"Progress reset ({path}).")
         return 0
-    print(progress())
+    print(progress(path))
     return 0

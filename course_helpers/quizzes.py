@@ -15,6 +15,7 @@ import html
 from dataclasses import dataclass
 
 from course_helpers.errors import CourseError
+from course_helpers.hints import BLOCK_STYLE
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,8 @@ class Quiz:
             for key, text in self.options
         )
         block = (
-            '<div class="course-quiz" style="border-left: 4px solid #1565c0; padding: 4px 10px; '
-            f'margin: 4px 0;"><div>{html.escape(self.question)}</div>'
+            f'<div class="course-quiz" style="{BLOCK_STYLE}">'
+            f"<div>{html.escape(self.question)}</div>"
             f'<ul style="margin: 2px 0;">{items}</ul>'
             f'<div style="opacity: 0.75;">Answer in code: <code>{html.escape(self.check_line)}'
             "</code></div></div>"
@@ -71,8 +72,7 @@ def quiz(exercise_id: str, question: str = "") -> Quiz:
     """Show the options of choice exercise ``exercise_id`` and, in Jupyter with ipywidgets,
     a menu with a "Check" button that checks the picked option.
 
-    ``question``: the text to show above the options (default: the exercise's
-    ``question``, else its title).
+    ``question``: the text to show above the options (default: the exercise's title).
     Without widgets, answer with the ``check("ID", "<letter>")`` line it prints.
     """
     from course_helpers.exercises import get
@@ -90,7 +90,7 @@ def quiz(exercise_id: str, question: str = "") -> Quiz:
             + f" exercise: answer it with check({exercise.id!r}, your_answer)."
         )
     options = tuple((str(key), str(text)) for key, text in exercise.options.items())
-    text = question.strip() or getattr(exercise, "question", "") or exercise.title
+    text = question.strip() or exercise.title
     return Quiz(exercise.id, text, options)
 
 

@@ -57,6 +57,8 @@ def describe(obj: Any) -> Any:
         if obj.shape == ():
             return {"_r": "numpy_scalar", "dtype": str(obj.dtype), "value": obj.item()}
         return {"_r": "ndarray", "dtype": str(obj.dtype), "shape": tuple(obj.shape)}
+    if isinstance(obj, torch.nn.Module):  # callable too, but never "a function"
+        return {"_r": "module", "name": type(obj).__name__}
     if callable(obj):
         return {"_r": "callable", "name": getattr(obj, "__name__", type(obj).__name__)}
     return {"_r": "object", "name": type(obj).__name__}
@@ -235,6 +237,8 @@ def python_type_name(record: Any) -> str:
         return f"a NumPy scalar ({record['dtype']})"
     if kind == "callable":
         return f"a function ({record['name']})"
+    if kind == "module":
+        return f"a module ({record['name']})"
     if kind == "object":
         return f"a {record['name']} object"
     return names.get(kind, kind)

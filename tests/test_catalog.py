@@ -125,3 +125,34 @@ def test_a_wrong_answer_fails(exercise):
         changed = reference.detach().clone()
         changed = ~changed if changed.dtype == torch.bool else changed + 1
         assert not check(exercise.id, changed.requires_grad_(reference.requires_grad)).passed
+
+
+def test_autograd_attributes_are_validated():
+    from course_helpers.exercises.model import AUTOGRAD_ATTRIBUTES, Exercise
+
+    assert AUTOGRAD_ATTRIBUTES == (
+        "requires_grad",
+        "is_leaf",
+        "grad_fn",
+        "version",
+        "value",
+        "grad",
+    )
+    common = dict(
+        id="99.x", title="x", lesson="99_tests", kind="autograd", build_reference=lambda: None
+    )
+    common.update(hints=("a", "b"), solution="")
+    for bad in (("grad", "gradient"), ("_version",), "grad"):
+        with pytest.raises(ValueError, match="attributes="):
+            Exercise(**common, attributes=bad)
+    assert Exercise(**common, attributes=("value", "version")).attributes == ("value", "version")
+
+
+def test_the_exercise_has_no_unused_fields():
+    from dataclasses import fields
+
+    from course_helpers.exercises.model import Exercise
+
+    names = {f.name for f in fields(Exercise)}
+    assert not names & {"question", "device"}
+    assert not hasattr(Exercise, "lesson_number")

@@ -466,3 +466,34 @@ def test_a_list_of_names_counts_right_missing_and_order():
         "Your answer has 2 items but 3 are expected: 2 of them are right, 1 is missing."
     )
     failed_with(["b.bias", "b.weight", "out_b"], expected, "Item 2 of your list: 'out_b'")
+
+
+# --------------------------------------------------------------------------- after the review
+
+
+def test_a_truncating_cast_does_not_make_the_values_right():
+    message = failed_with(
+        torch.tensor([1.5, 2.5, 3.9]), torch.tensor([1, 2, 3]), "torch.float32", "torch.int64"
+    )
+    assert "values themselves are right" not in message
+    # whole numbers in the wrong dtype are still told their values are right
+    assert "The values themselves are right." in failed_with(
+        torch.tensor([1.0, 2.0, 3.0]), torch.tensor([1, 2, 3])
+    )
+
+
+def test_an_item_left_as_ellipsis_is_named():
+    result = diagnose([torch.ones(2), ...], [torch.ones(2), torch.zeros(2)])
+    assert result.status == "not_attempted"
+    assert result.message == (
+        "Item 1 of your list is still `...`: fill it in and run the cell again."
+    )
+
+
+def test_a_module_is_described_as_a_module():
+    from course_helpers.records import python_type_name
+
+    record = describe(torch.nn.Linear(2, 1))
+    assert record == {"_r": "module", "name": "Linear"}
+    assert python_type_name(record) == "a module (Linear)"
+    assert describe(len) == {"_r": "callable", "name": "len"}

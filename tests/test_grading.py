@@ -19,6 +19,7 @@ from course_helpers.grading import (
     NotebookGrade,
     exercise_ids_in,
     exit_status,
+    expected_ids,
     grade_notebook,
     main,
     notebook_paths,
@@ -141,3 +142,51 @@ def test_fixtures_are_not_collected_by_nbval():
 def test_a_folder_expands_to_its_notebooks_in_name_order():
     paths = notebook_paths([str(FIXTURES), "other.ipynb"])
     assert [Path(p).name for p in paths] == sorted(f"{n}.ipynb" for n in NAMES) + ["other.ipynb"]
+
+
+# --------------------------------------------------------------------------- expected exercises
+
+SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
+
+
+def _solution_ids(stem):
+    return exercise_ids_in(nbformat.read(SOLUTIONS / f"{stem}.ipynb", as_version=4))
+
+
+def _notebook(*sources):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    return nb
+
+
+def test_expected_exercises_include_the_solutions_checks_of_the_same_lesson():
+    lesson = _solution_ids("01_tensors")
+    assert len(lesson) > 2 and all(i.startswith("01.") for i in lesson)
+    # a check cell deleted: the lesson is known from the remaining check
+    kept = _notebook(f'check("{lesson[1]}", answer)')
+    assert expected_ids(kept, "mine.ipynb") == [lesson[1]] + [i for i in lesson if i != lesson[1]]
+    # every check cell deleted: the lesson is known from the file name
+    assert expected_ids(_notebook("x = 1"), "exercises/01_tensors.ipynb") == lesson
+    # a lesson without a solution notebook, and no solutions folder at all
+    assert expected_ids(_notebook('check("00.first_tensor", a)'), "x.ipynb") == ["00.first_tensor"]
+    assert expected_ids(kept, "01_tensors.ipynb", Path("no-such-folder")) == [lesson[1]]
+
+
+def test_a_deleted_check_cell_scores_zero_and_counts_in_the_max(tmp_path):
+    lesson = _solution_ids("01_tensors")
+    path = tmp_path / "attempt.ipynb"
+    nbformat.write(
+        _notebook(
+            "import torch\nfrom course_helpers import check",
+            'check("01.arange_grid", torch.arange(12).reshape(3, 4))',
+        ),
+        path,
+    )
+    grade = grade_notebook(str(path), timeout=CELL_TIMEOUT)
+    assert grade.run == "completed"
+    assert (grade.score, grade.max_score) == (1, len(lesson))
+    by_id = {e.exercise_id: e for e in grade.exercises}
+    assert set(by_id) == set(lesson)
+    assert by_id["01.arange_grid"].status == "passed"
+    assert all(by_id[i].status == "not_attempted" for i in lesson if i != "01.arange_grid")
+    assert exit_status([grade]) == 1

@@ -120,7 +120,16 @@ def test_cli_prints_the_table_and_resets(capsys):
     assert latest_results() == {}
 
 
-def test_cli_reads_another_database(capsys, tmp_path):
+def test_cli_reads_another_database(capsys, tmp_path, monkeypatch):
     other = tmp_path / "other.sqlite"
+    default = database_path()
     assert main(["--db", str(other)]) == 0
     assert f"0 of {len(catalog())} exercises done." in capsys.readouterr().out
+    # a pass recorded only in the other database: --db must be what the CLI reads
+    monkeypatch.setenv("COURSE_PROGRESS_DB", str(other))
+    check("00.how_to_run", "b")
+    monkeypatch.setenv("COURSE_PROGRESS_DB", str(default))
+    assert latest_results() == {}  # the default (conftest's) database has nothing
+    assert main(["--db", str(other)]) == 0
+    assert f"1 of {len(catalog())} exercises done." in capsys.readouterr().out
+    assert database_path() == default  # --db reads that file without changing the setting

@@ -10,8 +10,10 @@ value     the answer is a tensor (or Python number/bool) compared with ``referen
 function  the answer is a learner-written function; it is called on ``cases(gen)``
           (seeded random inputs plus edge cases) and compared with ``reference``.
 autograd  the answer is a tensor whose autograd state is checked: ``.grad`` after
-          backward, ``requires_grad``, ``is_leaf``, ``grad_fn`` name, ``_version``
-          (the attributes named in ``attributes``), against the reference tensor.
+          backward, ``requires_grad``, ``is_leaf``, ``grad_fn`` name, ``_version``, the
+          values themselves (the attributes named in ``attributes``: "grad",
+          "requires_grad", "is_leaf", "grad_fn", "version", "value"), against the
+          reference tensor.
 choice    multiple choice / "predict the output": the answer is one of ``options``'
           keys (or, for ``options=None``, a free value such as a shape tuple, a dtype
           or a number compared with ``reference``).
@@ -27,6 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 KINDS = ("value", "function", "autograd", "choice", "error")
+# autograd exercises: what ``attributes`` may name (``version`` is ``tensor._version``,
+# ``value`` the tensor's own values)
+AUTOGRAD_ATTRIBUTES = ("requires_grad", "is_leaf", "grad_fn", "version", "value", "grad")
 
 
 @dataclass(frozen=True)
@@ -60,16 +65,12 @@ class Exercise:
     cases: Callable[[Any], Sequence[tuple]] | None = None
     # function: True when the learner's function is *meant* to modify its input in place
     mutates_input: bool = False
-    # autograd: attributes to compare: "grad", "requires_grad", "is_leaf", "grad_fn", "version"
+    # autograd: attributes to compare, any of AUTOGRAD_ATTRIBUTES
     attributes: tuple[str, ...] = ("grad",)
     # choice: option key -> text shown to the learner (None for free-form predictions)
     options: Mapping[str, str] | None = None
     # choice: per-wrong-answer explanation, keyed like options (optional)
     explanations: Mapping[str, str] = field(default_factory=dict)
-    # choice: the question as shown by quiz() (defaults to the title)
-    question: str = ""
-    # value / function: "course" = the answer must live on get_device(); None = not checked
-    device: str | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -78,15 +79,17 @@ class Exercise:
             raise ValueError(f"exercise {self.id}: give at least two tiered hints")
         if self.kind == "function" and self.cases is None:
             raise ValueError(f"exercise {self.id}: a function exercise needs cases=")
+        unknown = [a for a in self.attributes if a not in AUTOGRAD_ATTRIBUTES]
+        if isinstance(self.attributes, str) or unknown:
+            raise ValueError(
+                f"exercise {self.id}: attributes={self.attributes!r} should be a tuple of "
+                f"names from {AUTOGRAD_ATTRIBUTES}"
+            )
 
     @property
     def reference(self) -> Any:
         """The reference answer (built on first use, then cached)."""
         return _build(self.build_reference)
-
-    @property
-    def lesson_number(self) -> str:
-        return self.id.split(".", 1)[0]
 
 
 @functools.cache
