@@ -25,7 +25,7 @@ from typing import Any
 from course_helpers import diagnosis as dx
 from course_helpers import predictions as pred
 from course_helpers.errors import CourseError, OneLineTraceback
-from course_helpers.exercises.model import AUTOGRAD_ATTRIBUTES
+from course_helpers.exercises.model import AUTOGRAD_ATTRIBUTES, fresh_rng
 
 STRICT_ENV = "COURSE_STRICT"
 GRADING_ENV = "COURSE_GRADING_DIR"
@@ -206,7 +206,7 @@ def _run_function(exercise, function) -> dict:
     from course_helpers.notebook import cpu_generator
 
     runs = []
-    for args in exercise.cases(cpu_generator(CASE_SEED)):
+    for args in fresh_rng(lambda: exercise.cases(cpu_generator(CASE_SEED))):
         # the cases are built afresh on every call: the function gets them, ``before`` is the
         # one copy kept to see what it changed
         given = tuple(args)
@@ -587,7 +587,8 @@ def _judge_function(exercise, answer) -> dx.Diagnosis:
         )
     from course_helpers.notebook import cpu_generator
 
-    cases = [tuple(args) for args in exercise.cases(cpu_generator(CASE_SEED))]
+    made = fresh_rng(lambda: exercise.cases(cpu_generator(CASE_SEED)))
+    cases = [tuple(args) for args in made]
     runs = answer["runs"]
     if len(runs) != len(cases):
         return dx.Diagnosis("error", "The submission does not match this exercise's test inputs.")

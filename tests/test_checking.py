@@ -755,3 +755,20 @@ def test_exercise_failed_and_course_error_render_the_same_one_line():
 
     assert ExerciseFailed("x")._render_traceback_() == ["\x1b[31mExerciseFailed\x1b[0m: x"]
     assert CourseError("y")._render_traceback_() == ["\x1b[31mCourseError\x1b[0m: y"]
+
+
+def test_checking_never_moves_the_learners_random_generator():
+    # 11.evaluate and 12.evaluate_no_graph build nn.Linear cases; 07.freeze_first and
+    # 10.stuck_parameters build seeded references: none may change torch's global RNG.
+    from course_helpers import checking
+    from course_helpers.exercises import get, model
+
+    for exercise_id in ("11.evaluate", "12.evaluate_no_graph", "07.freeze_first"):
+        model._build.cache_clear()  # build references and cases afresh inside the check
+        checking._reference_cache.clear()
+        torch.manual_seed(0)
+        expected = torch.rand(3)
+        torch.manual_seed(0)
+        result = check(exercise_id, get(exercise_id).reference)
+        assert result.passed, result.message
+        assert torch.equal(torch.rand(3), expected), exercise_id

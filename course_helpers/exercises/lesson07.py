@@ -70,13 +70,13 @@ def _missing_parentheses_notes():
 def _seeded_model(seed, n_in, n_hidden):
     """A Linear-Tanh-Linear model initialised as after ``torch.manual_seed(seed)``.
 
-    The global RNG is forked, so building a reference leaves the learner's RNG alone.
+    References are built in a forked RNG state (exercises.model.fresh_rng), so seeding here
+    leaves the learner's RNG alone.
     """
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        return torch.nn.Sequential(
-            torch.nn.Linear(n_in, n_hidden), torch.nn.Tanh(), torch.nn.Linear(n_hidden, 1)
-        )
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(
+        torch.nn.Linear(n_in, n_hidden), torch.nn.Tanh(), torch.nn.Linear(n_hidden, 1)
+    )
 
 
 def _train(model, inputs, targets, steps=10):

@@ -60,10 +60,9 @@ def _head_data():
 
 def _trained_head_weight():
     x, y = _head_data()
-    with torch.random.fork_rng(devices=[]):  # leave the caller's global generator alone
-        torch.manual_seed(0)
-        net = nn.Sequential(nn.Linear(2, 4), nn.Tanh(), nn.Linear(4, 1))
-        net[2] = nn.Linear(4, 1)
+    torch.manual_seed(0)  # in a forked RNG state: references are built by fresh_rng
+    net = nn.Sequential(nn.Linear(2, 4), nn.Tanh(), nn.Linear(4, 1))
+    net[2] = nn.Linear(4, 1)
     optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
     for _ in range(20):
         optimizer.zero_grad()
@@ -85,13 +84,8 @@ def _filled(module, g):
 
 
 def _stuck_cases(g):
-    # nn.Linear draws its initial weights from the global generator: build the modules in a
-    # forked generator state (the caller's is left alone), then fill them from `g`.
-    with torch.random.fork_rng(devices=[]):
-        return _build_stuck_cases(g)
-
-
-def _build_stuck_cases(g):
+    # nn.Linear draws its initial weights from the global generator (the checker builds cases
+    # in a forked state, so the learner's is left alone); every value is then filled from `g`.
     def snapshot(module):
         return {name: p.detach().clone() for name, p in module.named_parameters()}
 

@@ -94,4 +94,13 @@ class Exercise:
 
 @functools.cache
 def _build(builder: Callable[[], Any]) -> Any:
-    return builder()
+    return fresh_rng(builder)
+
+
+def fresh_rng(make: Callable[[], Any]) -> Any:
+    """``make()`` in a forked copy of torch's global CPU generator: building a reference or
+    test inputs (e.g. an ``nn.Linear``'s initial weights) never moves the learner's RNG."""
+    import torch
+
+    with torch.random.fork_rng(devices=[]):
+        return make()
