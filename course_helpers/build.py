@@ -21,6 +21,7 @@ EXECUTED_DIRS = ("notebooks", "solutions")
 KEPT_CELL_METADATA = ("tags", "jupyter", "editable", "deletable")
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 CELL_TIMEOUT = 600
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def source_hash(nb) -> str:
@@ -48,8 +49,11 @@ def normalise(nb, *, executed: bool):
         cell.id = f"c{index:03d}"
         if cell.cell_type == "code":
             cell.outputs = _coalesce_streams(cell.get("outputs", []))
-            for output in cell.outputs:
+            for number, output in enumerate(cell.outputs):
                 output.get("metadata", {}).pop("execution", None)
+                view = output.get("data", {}).get(WIDGET_VIEW)
+                if view:  # random per run, and meaningless once saved without widget state
+                    view["model_id"] = f"{cell.id}-{number}"
         if "attachments" in cell and not cell.attachments:
             del cell["attachments"]
     return nb

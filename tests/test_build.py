@@ -139,3 +139,18 @@ def test_normalise_drops_widget_state_and_timing_metadata():
     assert out.cells[1].metadata == {"tags": ["raises-exception"]}
     assert out.metadata["kernelspec"]["name"] == "python3"
     assert [c.id for c in out.cells] == ["c000", "c001", "c002"]
+
+
+def test_normalise_gives_widget_views_stable_ids():
+    nb = _solution_notebook()
+    view = {"model_id": "3f2a9c", "version_major": 2, "version_minor": 0}
+    nb.cells[1].outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            data={"application/vnd.jupyter.widget-view+json": view, "text/plain": "[Hint]"},
+        )
+    ]
+    out = build.normalise(nb, executed=True)
+    data = out.cells[1].outputs[0]["data"]
+    assert data["application/vnd.jupyter.widget-view+json"]["model_id"] == "c001-0"
+    assert data["text/plain"] == "[Hint]"
