@@ -333,9 +333,25 @@ def judge(exercise, submission: dict) -> dx.Diagnosis:
         if dx.is_missing(answer):
             return dx.not_attempted()
         judge_kind = _JUDGES[exercise.kind]
-        return judge_kind(exercise, answer)
+        verdict = judge_kind(exercise, answer)
+        if verdict.status == "failed":
+            verdict = _explain_misconception(exercise, answer, verdict)
+        return verdict
     except Exception as err:
         return dx.Diagnosis("error", _checker_failed(err))
+
+
+def _explain_misconception(exercise, answer, verdict: dx.Diagnosis) -> dx.Diagnosis:
+    """A failed answer that is a catalogued typical mistake gets that mistake explained."""
+    from course_helpers import misconceptions
+
+    found = misconceptions.match(exercise, answer, _JUDGES)
+    if found is None:
+        return verdict
+    generic = f": {pred.WORK_IT_OUT}."
+    if verdict.message.endswith(generic):  # a prediction: the explanation replaces the nudge
+        return dx.failed(f"{verdict.message.removesuffix(generic)}: {found.message}")
+    return dx.failed(f"{verdict.message}\n{found.message}")
 
 
 def _judge_value(exercise, answer) -> dx.Diagnosis:

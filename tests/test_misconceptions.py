@@ -1,0 +1,85 @@
+"""The misconception catalogue: every entry is a wrong answer that gets its own explanation."""
+
+import pytest
+
+from course_helpers import misconceptions
+from course_helpers.checking import check, collect, judge
+from course_helpers.exercises import catalog, get
+from course_helpers.misconceptions import Misconception
+
+ENTRIES = misconceptions.catalogue()
+LABELS = [f"{m.exercise_id}:{m.label}" for m in ENTRIES]
+
+
+def test_the_catalogue_has_entries_for_known_exercises():
+    ids = {e.id for e in catalog()}
+    assert ENTRIES
+    assert [m.exercise_id for m in ENTRIES if m.exercise_id not in ids] == []
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=LABELS)
+def test_each_misconception_fails_and_is_explained(entry):
+    result = check(entry.exercise_id, entry.build_answer())
+    assert result.status == "failed"
+    assert entry.message in result.message
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=LABELS)
+def test_the_grader_gives_the_same_explanation(entry):
+    exercise = get(entry.exercise_id)
+    verdict = judge(exercise, collect(exercise, entry.build_answer()))
+    assert verdict.status == "failed"
+    assert entry.message in verdict.message
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=LABELS)
+def test_an_explanation_never_gives_the_answer_away(entry):
+    exercise = get(entry.exercise_id)
+    if exercise.kind != "choice" or exercise.options is not None:
+        pytest.skip("only free-form predictions have an answer that a message could reveal")
+    shown = str(exercise.reference).removeprefix("torch.")
+    assert shown not in entry.message
+
+
+def test_entries_of_one_exercise_are_different_answers():
+    for exercise_id in {m.exercise_id for m in ENTRIES}:
+        entries = misconceptions.for_exercise(exercise_id)
+        exercise = get(exercise_id)
+        for entry in entries:
+            matched = misconceptions.match(
+                exercise, collect(exercise, entry.build_answer())["answer"], _judges()
+            )
+            assert matched is entry, f"{entry.label!r} is shadowed by {matched.label!r}"
+
+
+def test_an_uncatalogued_wrong_prediction_keeps_the_generic_nudge():
+    result = check("03.permute_shape", (1, 2, 3, 4))
+    assert result.status == "failed"
+    assert "work it out again step by step" in result.message
+    assert not any(m.message in result.message for m in ENTRIES)
+
+
+def test_a_broken_entry_never_breaks_a_check(monkeypatch):
+    def broken():
+        raise RuntimeError("bug in the catalogue")
+
+    bad = Misconception("03.permute_shape", "broken", broken, "never shown")
+    real = misconceptions.catalogue()
+    monkeypatch.setattr(misconceptions, "catalogue", lambda: (bad, *real))
+    result = check("03.permute_shape", (4, 3, 5, 2))
+    assert result.status == "failed"
+    assert "inverse permutation" in result.message
+    assert "never shown" not in result.message
+
+
+def test_a_right_answer_is_never_matched():
+    for entry in ENTRIES:
+        exercise = get(entry.exercise_id)
+        right = collect(exercise, exercise.reference)["answer"]
+        assert misconceptions.match(exercise, right, _judges()) is None, entry.label
+
+
+def _judges():
+    from course_helpers import checking
+
+    return checking._JUDGES
