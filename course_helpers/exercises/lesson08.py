@@ -230,10 +230,122 @@ EXERCISES = [
         hints=(
             "Run forward(x).backward() inside `with torch.autograd.set_detect_anomaly(True):` "
             "and read which forward line is reported.",
-            "The report points at h4 = h3 * h1: that multiplication saved h1 (and tanh saved it "
-            "too). Which line changes h1 later?",
-            "h1.mul_(0.5) changes a saved tensor: option c.",
+            "The error says 'output 0 of Mul': for a tensor saved as an input, that is its grad_fn "
+            "now, i.e. the last in-place operation on it. The anomaly report points at "
+            "h4 = h3 * h1, which saved h1 as an input. Which line changes h1 later?",
+            "Look for the in-place multiplication of a tensor that h4 = h3 * h1 saved.",
         ),
         solution='answer = "c"',
+    ),
+    Exercise(
+        id="08.silent_cast",
+        title="Fractions into an integer tensor",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "c",
+        options={
+            "a": "a RuntimeError",
+            "b": "tensor([ 3, -2,  8])",
+            "c": "tensor([ 2, -1,  7])",
+            "d": "tensor([ 2, -2,  7])",
+        },
+        explanations={
+            "a": "Only in-place arithmetic such as add_ or += refuses a float result. Indexed "
+            "assignment and copy_ convert the values to the tensor's dtype without a word.",
+            "b": "The conversion does not round to the nearest integer: it drops the fractional "
+            "part.",
+            "d": "The conversion does not round down (floor): for -1.5 it cuts towards zero.",
+        },
+        hints=(
+            "Which in-place operations refused a float in the lesson, and which did not?",
+            "Indexed assignment and copy_ keep the int64 dtype and convert each value; the "
+            "lesson printed what 0.7, 1.9 and -2.7 became.",
+            "The conversion drops the fractional part, towards zero: work out 2.9, -1.5 and 7.99 "
+            "that way and pick the matching option.",
+        ),
+        solution='answer = "c"',
+    ),
+    Exercise(
+        id="08.version_getitem",
+        title="Count the writes",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: 3,
+        options=None,
+        hints=(
+            "Count writes into t's memory, not lines of code.",
+            "t[0] += 1 reads the view t[0], adds to it in place, then assigns it back into t[0].",
+            "t[0] += 1 counts as two writes and t.add_(1) as one more; add them up.",
+        ),
+        solution="answer = 3",
+    ),
+    Exercise(
+        id="08.copyslices_grad",
+        title="A gradient through an in-place write",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: 12.0,
+        options=None,
+        hints=(
+            "The write h[1] = b * b is recorded by autograd (CopySlices), so the gradient reaches "
+            "b through it.",
+            "Only h[1] depends on b, and the loss weighs it by 2: loss = 1 + 2 * b**2 + 3.",
+            "Differentiate 2 * b**2 with respect to b and put in b = 3.",
+        ),
+        solution="answer = 12.0  # d(2 b^2)/db = 4b = 12",
+    ),
+    Exercise(
+        id="08.step_between",
+        title="Two losses and an optimizer step",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "a",
+        options={
+            "a": "call loss_b.backward() before optimizer.step()",
+            "b": "put optimizer.step() inside torch.no_grad()",
+            "c": "call loss_b.backward(retain_graph=True)",
+            "d": "call optimizer.zero_grad() before loss_b.backward()",
+        },
+        explanations={
+            "b": "optimizer.step() already updates the weights without recording; the problem is "
+            "that it changes, in place, a weight the graph saved for the second backward().",
+            "c": "retain_graph keeps the saved tensors alive, but a weight saved by the graph has "
+            "still been changed in place by the step: the version check fails all the same.",
+            "d": "zero_grad() clears .grad; it does not undo the in-place change of the saved "
+            "weight, so the version check still fails (and loss_a's gradient would be lost).",
+        },
+        hints=(
+            "What does optimizer.step() do to the weights, and which of them did the graph save?",
+            "The step changes the second layer's weight in place after the forward pass saved it: "
+            "its version no longer matches.",
+            "Every backward() of this forward pass must run while the saved weights are as they "
+            "were: reorder the calls so that the update comes last.",
+        ),
+        solution='answer = "a"',
+    ),
+    Exercise(
+        id="08.multi_view",
+        title="Which view refuses?",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "b",
+        options={
+            "a": "h[:2].mul_(2)",
+            "b": "h.chunk(2)[0].mul_(2)",
+            "c": "h.narrow(0, 0, 2).mul_(2)",
+        },
+        explanations={
+            "a": "h[:2] is a single view of h: an in-place change through it is recorded like any "
+            "other (nothing saved h here).",
+            "c": "narrow returns one view, like slicing; changing it in place is allowed and "
+            "recorded.",
+        },
+        hints=(
+            "All three are views of h. What is special about the function that made each one?",
+            "One of the functions returns several views at once; the lesson showed that such "
+            "views refuse in-place changes.",
+            "split, chunk and unbind return several views; slicing and narrow return one.",
+        ),
+        solution='answer = "b"',
     ),
 ]
