@@ -44,6 +44,15 @@ def _central_difference():
     return ((t + h) ** 3 - (t - h) ** 3) / (2 * h)
 
 
+def _hook_halved():
+    a = torch.tensor(2.0, requires_grad=True)
+    u = a**2
+    u.register_hook(lambda grad: grad / 2)
+    f = u + 3 * a
+    f.backward()
+    return a
+
+
 EXERCISES = [
     # --- "Check yourself" questions of the lesson notebook ---
     Exercise(
@@ -229,5 +238,77 @@ EXERCISES = [
             "PyTorch refuses with a RuntimeError.",
         ),
         solution="answer = RuntimeError",
+    ),
+    Exercise(
+        id="05.max_dim_tie",
+        title="A gradient through a tie",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "b",
+        options={
+            "a": "tensor([0.0, 0.5, 0.5, 0.0])",
+            "b": "tensor([0., 1., 0., 0.])",
+            "c": "tensor([0., 1., 1., 0.])",
+            "d": "tensor([0., 0., 1., 0.])",
+        },
+        explanations={
+            "a": "That is what s.max() without dim (or s.amax()) gives: the full reduction shares "
+            "the gradient. max(dim=0) also returns an index, and the gradient follows it.",
+            "c": "The gradient of one value is never copied to two places: it would count the "
+            "maximum twice.",
+            "d": "The tie is broken by the index max(dim=0) returns, and PyTorch documents it as "
+            "the first maximal value, not the last.",
+        },
+        hints=(
+            "max(dim=0) returns two things: the values and the indices. Which element does its "
+            "backward send the gradient to?",
+            "The gradient goes only to the element named by the returned index; the lesson "
+            "compared this with max() and amax() on a tie.",
+            "Find which of the two 5.0 entries the index points at: the documentation says the "
+            "first maximal value.",
+        ),
+        solution='answer = "b"',
+    ),
+    Exercise(
+        id="05.mul_saves",
+        title="What does the product save?",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "b",
+        options={"a": "both w and x", "b": "only x", "c": "only w", "d": "neither"},
+        explanations={
+            "a": "w would be needed only to compute a gradient for x, and x does not require "
+            "gradients: the node has no reason to keep w.",
+            "c": "The gradient for w is grad * x, so the node needs x, not w.",
+            "d": "The gradient for w is grad * x: without x, backward could not compute it.",
+        },
+        hints=(
+            "Write the two local derivatives of w * x: with respect to w, and with respect to x.",
+            "d(w*x)/dw = x and d(w*x)/dx = w. Which of the two gradients does autograd have to "
+            "compute here?",
+            "Only w needs a gradient, and its gradient needs the other factor; check "
+            "_saved_self and _saved_other.",
+        ),
+        solution='answer = "b"',
+    ),
+    Exercise(
+        id="05.hook_halve",
+        title="Halve a gradient with a hook",
+        lesson=LESSON,
+        kind="autograd",
+        build_reference=_hook_halved,
+        attributes=("grad",),
+        hints=(
+            "A hook on u sees the gradient of f with respect to u during backward(), and what it "
+            "returns replaces that gradient.",
+            "u.register_hook(fn) with fn a function of the gradient that returns half of it; "
+            "register it before f.backward().",
+            "u = a**2; then register on u a function (a lambda works) returning grad / 2; then "
+            "f = u + 3 * a; f.backward(); answer = a  # a.grad == 5",
+        ),
+        solution=(
+            "u = a**2\nu.register_hook(lambda grad: grad / 2)\nf = u + 3 * a\nf.backward()\n"
+            "answer = a  # a.grad == 5.0"
+        ),
     ),
 ]
