@@ -346,4 +346,90 @@ EXERCISES = [
             "mean_loss = total / len(batches)\nanswer = (mean_loss, loss)"
         ),
     ),
+    Exercise(
+        id="07.frozen_momentum",
+        title="A frozen layer that still moves",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "b",
+        options={
+            "a": "it stays exactly where it was",
+            "b": "it keeps moving: its .grad is zeros and momentum still updates it",
+            "c": "optimizer.step() raises an error",
+            "d": "it is reset to its initial values",
+        },
+        explanations={
+            "a": "That holds when its .grad is None. Here zero_grad(set_to_none=False) left a "
+            "tensor of zeros, and the optimizer updates every parameter whose .grad is a tensor.",
+            "c": "An optimizer accepts parameters that do not require grad; it only skips those "
+            "whose .grad is None.",
+            "d": "Nothing in requires_grad_(False) or in the optimizer touches the weight's "
+            "history; it only changes what happens from now on.",
+        },
+        hints=(
+            "After freezing, backward() no longer writes into the weight's .grad. What does "
+            "zero_grad(set_to_none=False) leave there?",
+            "A tensor of zeros, not None: the optimizer does not skip the weight. What does "
+            "momentum do with a zero gradient?",
+            "The momentum buffer still holds the velocity of the last 100 steps, and each step "
+            "applies it again while it decays.",
+        ),
+        solution='answer = "b"',
+    ),
+    Exercise(
+        id="07.frozen_batchnorm",
+        title="Frozen batch norm",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "b",
+        options={
+            "a": "nothing more",
+            "b": "model[:2].eval() after every model.train()",
+            "c": "the forward pass under torch.no_grad()",
+            "d": "optimizer.zero_grad() before every forward pass",
+        },
+        explanations={
+            "a": "running_mean is a buffer, not a parameter: requires_grad does not govern it. "
+            "Batch norm updates it on every forward pass in training mode.",
+            "c": "Batch norm updates its running statistics in training mode whether or not "
+            "autograd records, and a forward pass under no_grad could not train the rest.",
+            "d": "zero_grad() clears gradients; the running statistics are not gradients.",
+        },
+        hints=(
+            "Is running_mean a parameter? What decides whether batch norm updates it?",
+            "Batch norm updates its running statistics in training mode. Which call switches "
+            "one submodule to evaluation mode?",
+            "Put the frozen block in evaluation mode, and again after every call that puts the "
+            "whole model back into training mode.",
+        ),
+        solution='answer = "b"',
+    ),
+    Exercise(
+        id="07.created_in_no_grad",
+        title="Created inside no_grad",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "a",
+        options={
+            "a": "w is a leaf that requires grad, v does not require grad",
+            "b": "neither requires grad",
+            "c": "both require grad and v has a grad_fn",
+            "d": "the first line raises an error",
+        },
+        explanations={
+            "b": "no_grad stops the recording of operations; a factory call with "
+            "requires_grad=True still makes a tensor that requires grad.",
+            "c": "w * 2 is an operation, and under no_grad operations are not recorded: v has "
+            "no grad_fn and does not require grad.",
+            "d": "Creating a tensor that requires grad is allowed anywhere; the lesson did it "
+            "inside no_grad.",
+        },
+        hints=(
+            "Which of the two lines is an operation on a tensor, and which only creates one?",
+            "no_grad switches off the recording of operations. Does it change what "
+            "torch.zeros(..., requires_grad=True) returns?",
+            "The factory call behaves as anywhere else; the multiplication is not recorded.",
+        ),
+        solution='answer = "a"',
+    ),
 ]
