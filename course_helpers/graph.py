@@ -7,8 +7,10 @@ same graph gives the same DOT source and the same text on every run and machine.
 
 In Jupyter the picture shows as SVG. Graphviz's ``dot`` draws it when it is
 installed; otherwise a pure-Python layered layout (``course_helpers.graph_svg``)
-draws a simpler picture with a one-line install note. The ``text/plain`` form is
-the same in both cases: it is what nbval compares.
+draws a simpler picture; the first such picture in a kernel carries a one-line
+install notice (later ones do not repeat it). The ``text/plain`` form is the same in
+both cases: it is what nbval compares. Every picture has an opaque white background,
+so it stays legible in dark notebook themes.
 """
 
 from __future__ import annotations
@@ -26,11 +28,38 @@ from course_helpers.errors import CourseError
 from course_helpers.records import fmt_shape
 
 GRAPHVIZ_ENV = "COURSE_GRAPHVIZ"
-INSTALL_NOTE = (
-    "Simplified layout: Graphviz 'dot' was not found. For the full picture install Graphviz "
-    "(conda install graphviz, apt install graphviz or brew install graphviz), then restart "
-    "the kernel."
-)
+INSTALL_NOTE = "Simplified layout: Graphviz not found (install graphviz, restart the kernel)"
+_notice = {"given": False}  # the install notice is shown once per process (per kernel)
+
+
+def _claim_notice() -> str | None:
+    """INSTALL_NOTE for the first picture drawn without ``dot`` in this process, else None."""
+    if _notice["given"]:
+        return None
+    _notice["given"] = True
+    return INSTALL_NOTE
+
+
+class NoticeShare:
+    """Whether a group of pictures (one picture, or every step of a replay) got the notice.
+
+    ``value`` is None until the group's first picture is drawn without ``dot``, then
+    INSTALL_NOTE (this group shows the notice) or "" (an earlier picture showed it).
+    """
+
+    def __init__(self):
+        self.value: str | None = None
+
+    def claim(self) -> str:
+        if self.value is None:
+            self.value = _claim_notice() or ""
+        return self.value
+
+
+def reset_notice() -> None:
+    """Show the "Simplified layout" notice again on the next picture drawn without ``dot``."""
+    _notice["given"] = False
+
 
 # kind -> (fill colour, border colour, border style) shared by the DOT and SVG renderers
 STYLES = {
@@ -44,6 +73,8 @@ STYLES = {
 HIGHLIGHT = "#d62728"
 ACTIVE_FILL = "#ffd24d"
 DONE = "#2ca02c"
+BACKGROUND = "#ffffff"  # every picture is opaque: legible on light and dark themes
+LABEL_TEXT = "#9c1c1d"  # gradient values written on edges during a replay
 
 _DEFAULTS = {
     "names": None,
@@ -306,10 +337,16 @@ class PictureNode:
 class GraphPicture:
     """A drawn autograd graph: SVG in Jupyter, ``.source`` (DOT), ``.text()`` / ``str()``."""
 
-    def __init__(self, nodes, title: str, notes=()):
+    def __init__(self, nodes, title: str, notes=(), *, edge_labels=None, box_sizes=None):
         self.nodes: tuple[PictureNode, ...] = tuple(nodes)
         self.title = title
         self.notes: tuple[str, ...] = tuple(notes)
+        # (input id, user id) -> text written on that edge (a replay's gradient values)
+        self.edge_labels: dict[tuple[str, str], str] = dict(edge_labels or {})
+        # node id -> (width, height) in px: fixed box sizes, so a replay's layout never moves
+        self.box_sizes: dict[str, tuple[float, float]] = dict(box_sizes or {})
+        self.notice_share = NoticeShare()
+        self.show_notice = True  # False: keep the notice's space empty (replay steps > 1)
 
     # -- text ------------------------------------------------------------------------------
     def text(self) -> str:
@@ -347,10 +384,11 @@ class GraphPicture:
         """Graphviz DOT source; byte-identical for the same graph on every run."""
         out = [
             "digraph autograd {",
-            '\tgraph [rankdir=TB nodesep=0.25 ranksep=0.35 fontname="monospace" fontsize=10]',
+            '\tgraph [rankdir=TB nodesep=0.25 ranksep=0.35 fontname="monospace" fontsize=10 '
+            f'bgcolor="{BACKGROUND}" forcelabels=true]',
             '\tnode [shape=box style=filled fontname="monospace" fontsize=10 '
-            'height=0.2 margin="0.08,0.04"]',
-            "\tedge [arrowsize=0.6]",
+            'height=0.2 margin="0.08,0.04" fontcolor="#1a1a1a"]',
+            '\tedge [arrowsize=0.6 color="#444444"]',
         ]
         if self.notes:
             out.append(f'\tlabel="{_dot_escape(" | ".join(self.notes))}" labelloc=t')
@@ -359,6 +397,9 @@ class GraphPicture:
             label = _dot_escape(f"{node.id}: {node.lines[0]}")
             extra = "".join("\\n" + _dot_escape(line) for line in node.lines[1:])
             width = " penwidth=2.5" if node.on_path or node.active or node.done else ""
+            size = self.box_sizes.get(node.id)
+            if size:  # fixed size (points = px at 72 dpi): the layout ignores the text
+                width += f" width={size[0] / 72:.3f} height={size[1] / 72:.3f} fixedsize=true"
             out.append(
                 f'\t{node.id} [label="{label}{extra}" fillcolor="{fill}" color="{border}" '
                 f'style="filled,{style}"{width}]'
@@ -366,7 +407,13 @@ class GraphPicture:
         for node in self.nodes:
             for src in node.inputs:
                 attrs = ""
-                if node.on_path and self._by_id(src).on_path:
+                text = self.edge_labels.get((src, node.id))
+                if text is not None:  # xlabel: placed after layout, so it never moves boxes
+                    attrs = (
+                        f' [color="{HIGHLIGHT}" penwidth=2 xlabel="{_dot_escape(text)}" '
+                        f'fontcolor="{LABEL_TEXT}"]'
+                    )
+                elif node.on_path and self._by_id(src).on_path:
                     attrs = f' [color="{HIGHLIGHT}" penwidth=2]'
                 out.append(f"\t{src} -> {node.id}{attrs}")
         out.append("}")
@@ -379,16 +426,30 @@ class GraphPicture:
 
     # -- SVG -------------------------------------------------------------------------------
     def svg(self) -> str:
-        """SVG drawn by Graphviz ``dot`` when installed, else by the pure-Python renderer."""
+        """SVG drawn by Graphviz ``dot`` when installed, else by the pure-Python renderer
+        (whose first picture in a kernel says so in one line)."""
         from course_helpers.graph_svg import render_svg
 
-        return _svg(self.source, lambda: render_svg(self, note=INSTALL_NOTE))
+        def fallback():  # the same picture keeps its notice when redrawn
+            notice = self.notice_share.claim()
+            shown = notice if self.show_notice else ""
+            return render_svg(self, note=shown or None, reserve=notice or None)
+
+        return _svg(self.source, fallback)
+
+    def html(self, svg: str | None = None) -> str:
+        """The picture with its text form under it, in a collapsible "Graph as text"."""
+        return picture_html(self.svg() if svg is None else svg, self.text(), "Graph as text")
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"image/svg+xml": self.svg(), "text/plain": self.text()}
+        svg = self.svg()
+        return {"image/svg+xml": svg, "text/html": self.html(svg), "text/plain": self.text()}
 
-    def with_state(self, *, active=None, done=(), extra_lines=None) -> GraphPicture:
-        """A copy with one node marked as running, some as done, and extra lines per node."""
+    def with_state(
+        self, *, active=None, done=(), extra_lines=None, edge_labels=None, box_sizes=None
+    ) -> GraphPicture:
+        """A copy with one node marked as running, some as done, extra lines per node,
+        texts on edges and fixed box sizes (see ``edge_labels`` and ``box_sizes``)."""
         extra_lines = extra_lines or {}
         nodes = [
             replace(
@@ -399,7 +460,27 @@ class GraphPicture:
             )
             for n in self.nodes
         ]
-        return GraphPicture(nodes, self.title, self.notes)
+        return GraphPicture(
+            nodes, self.title, self.notes, edge_labels=edge_labels, box_sizes=box_sizes
+        )
+
+
+def picture_html(svg: str, text: str, summary: str) -> str:
+    """HTML: the SVG as an image, then ``text`` in a collapsible ``<details>`` under it.
+
+    The SVG goes in an ``<img>`` data URL, which JupyterLab's HTML sanitizer keeps (it
+    strips inline ``<svg>``), so the picture also shows in a notebook that is not trusted.
+    """
+    import base64
+    from html import escape
+
+    data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
+    first = text.splitlines()[0] if text else summary
+    return (
+        f'<div class="course-graph"><img src="data:image/svg+xml;base64,{data}" '
+        f'alt="{escape(first)} ({summary.lower()} below)" style="max-width:100%"/>'
+        f"<details><summary>{escape(summary)}</summary><pre>{escape(text)}</pre></details></div>"
+    )
 
 
 def node_style(node: PictureNode) -> tuple[str, str, str]:
@@ -454,27 +535,47 @@ def _saved_attrs(node_type) -> tuple[str, ...]:
     return tuple(a for a in dir(node_type) if a.startswith("_saved_"))
 
 
+def _unreadable(name: str, err: RuntimeError) -> str:
+    message = str(err)
+    versions = _VERSIONS.search(message)
+    if "freed" in message:
+        return f"saved {name}: freed after backward"
+    if versions:
+        now, saved = versions.groups()
+        return (
+            f"saved {name}: modified in place (version {now}, saved at {saved}); "
+            "backward() will fail"
+        )
+    return f"saved {name}: unavailable"
+
+
+def _custom_saved_lines(fn) -> list[str]:
+    """What a custom ``torch.autograd.Function`` saved with ``ctx.save_for_backward``.
+
+    Its backward node has no ``_saved_*`` attributes; the tensors are in ``saved_tensors``.
+    """
+    try:
+        values = fn.saved_tensors
+    except RuntimeError as err:
+        return [_unreadable("tensors", err)]
+    if not values:
+        return []
+    shapes = ["None" if v is None else fmt_shape(v.shape) for v in values]
+    return ["saved tensors: " + ", ".join(shapes)]
+
+
 def _saved_lines(fn, show_attrs: bool) -> list[str]:
     import torch
 
+    if isinstance(fn, torch.autograd.function.BackwardCFunction):
+        return _custom_saved_lines(fn)
     lines = []
     for attr in _saved_attrs(type(fn)):
         name = attr[len("_saved_") :]
         try:
             value = getattr(fn, attr)
         except RuntimeError as err:
-            message = str(err)
-            versions = _VERSIONS.search(message)
-            if "freed" in message:
-                lines.append(f"saved {name}: freed after backward")
-            elif versions:
-                now, saved = versions.groups()
-                lines.append(
-                    f"saved {name}: modified in place (version {now}, saved at {saved}); "
-                    "backward() will fail"
-                )
-            else:
-                lines.append(f"saved {name}: unavailable")
+            lines.append(_unreadable(name, err))
             continue
         if isinstance(value, torch.Tensor):
             lines.append(f"saved {name}: {fmt_shape(value.shape)}")
@@ -724,6 +825,7 @@ class TorchvizPicture:
 
     def __init__(self, source: str):
         self.source = source
+        self.notice_share = NoticeShare()
 
     def text(self) -> str:
         return self.source
@@ -736,10 +838,21 @@ class TorchvizPicture:
     def svg(self) -> str:
         from course_helpers.graph_svg import render_dot_source
 
-        return _svg(self.source, lambda: render_dot_source(self.source, note=INSTALL_NOTE))
+        def fallback():
+            return render_dot_source(self.source, note=self.notice_share.claim() or None)
+
+        return _svg(_with_background(self.source), fallback)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"image/svg+xml": self.svg(), "text/plain": self.source}
+        svg = self.svg()
+        html = picture_html(svg, self.source, "DOT source")
+        return {"image/svg+xml": svg, "text/html": html, "text/plain": self.source}
+
+
+def _with_background(source: str) -> str:
+    """DOT source with an opaque background added (for drawing only; .source is unchanged)."""
+    head, brace, rest = source.partition("{")
+    return f'{head}{brace}\n\tbgcolor="{BACKGROUND}"{rest}' if brace else source
 
 
 _TORCHVIZ_STATEMENT = re.compile(r"(?m)^\t(\d+)( -> (\d+))?")

@@ -148,70 +148,160 @@ def _place(members, wanted, widths, x):
             x[v] -= excess
 
 
-def _svg(boxes, edges, note: str | None, title: str) -> str:
-    """boxes: list of dict(lines, fill, border, dash, bold); edges: (src, dst, colour, bold)."""
-    sizes = []
-    for box in boxes:
-        chars = max(len(line) for line in box["lines"])
-        sizes.append((chars * CHAR_W + 2 * PAD_X, len(box["lines"]) * LINE_H + 2 * PAD_Y))
-    centres, routes, width, height = layout(sizes, [(a, b) for a, b, _, _ in edges])
+BACKGROUND = "#ffffff"  # opaque: legible on light and dark notebook themes alike
+TEXT = "#1a1a1a"
+EDGE = "#444444"
+NOTE_TEXT = "#7a4200"
+LABEL_TEXT = "#9c1c1d"
+ARROW_LEN = 7.0
+ARROW_HALF = 3.5
+
+
+def box_size(lines) -> tuple[float, float]:
+    """Width and height of a box holding ``lines`` of monospace text."""
+    chars = max(len(line) for line in lines)
+    return chars * CHAR_W + 2 * PAD_X, len(lines) * LINE_H + 2 * PAD_Y
+
+
+def _spread_ports(routes, edges, centres, sizes) -> None:
+    """Give each edge its own end point on the box edge it enters or leaves.
+
+    Edges entering one box end at distinct points spread along its top edge (ordered by
+    where they come from, so they do not cross there); edges leaving a box start at
+    distinct points along its bottom edge.
+    """
+    incoming: dict[int, list[int]] = {}
+    outgoing: dict[int, list[int]] = {}
+    for k, (a, b) in enumerate(edges):
+        outgoing.setdefault(a, []).append(k)
+        incoming.setdefault(b, []).append(k)
+    before = [list(pts) for pts in routes]
+    for node, ks in incoming.items():
+        ks.sort(key=lambda k: (before[k][-2][0], k))
+        x0 = centres[node][0] - sizes[node][0] / 2
+        for j, k in enumerate(ks):
+            routes[k][-1] = (x0 + sizes[node][0] * (j + 1) / (len(ks) + 1), routes[k][-1][1])
+    for node, ks in outgoing.items():
+        ks.sort(key=lambda k: (before[k][1][0], k))
+        x0 = centres[node][0] - sizes[node][0] / 2
+        for j, k in enumerate(ks):
+            routes[k][0] = (x0 + sizes[node][0] * (j + 1) / (len(ks) + 1), routes[k][0][1])
+
+
+def _arrow(pts):
+    """(path points shortened to the arrow's base, arrowhead polygon points)."""
+    (px, py), (tx, ty) = pts[-2], pts[-1]
+    length = max(((tx - px) ** 2 + (ty - py) ** 2) ** 0.5, 1e-6)
+    ux, uy = (tx - px) / length, (ty - py) / length
+    bx, by = tx - ux * ARROW_LEN, ty - uy * ARROW_LEN
+    head = [
+        (tx, ty),
+        (bx - uy * ARROW_HALF, by + ux * ARROW_HALF),
+        (bx + uy * ARROW_HALF, by - ux * ARROW_HALF),
+    ]
+    return [*pts[:-1], (bx, by)], head
+
+
+def _midpoint(pts):
+    """The point halfway along a polyline."""
+    seg = [
+        ((b[0] - a[0]) ** 2 + (b[1] - a[1]) ** 2) ** 0.5 for a, b in zip(pts, pts[1:], strict=False)
+    ]
+    half = sum(seg) / 2
+    for (a, b), length in zip(zip(pts, pts[1:], strict=False), seg, strict=False):
+        if half <= length and length > 0:
+            t = half / length
+            return a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t
+        half -= length
+    return pts[-1]
+
+
+def _svg(boxes, edges, note, title: str, sizes=None, labels=None, reserve=None) -> str:
+    """boxes: list of dict(lines, fill, border, dash, bold[, id]); edges: (src, dst, colour,
+    bold). ``sizes`` fixes the box sizes used for the layout (a replay passes the same sizes
+    for every step, so the layout never moves); ``labels`` maps an edge index to a short
+    text written on that edge; ``reserve`` is a note whose space is kept (empty when
+    ``note`` is None), so pictures with and without the note have the same size."""
+    if sizes is None:
+        sizes = [box_size(box["lines"]) for box in boxes]
+    pairs = [(a, b) for a, b, _, _ in edges]
+    centres, routes, width, height = layout(sizes, pairs)
+    routes = [list(pts) for pts in routes]
+    _spread_ports(routes, pairs, centres, sizes)
     note_lines = textwrap.wrap(note, 90) if note else []
-    offset = len(note_lines) * 13.0 + (6 if note_lines else 0)
-    if note_lines:
-        width = max(width, max(len(line) for line in note_lines) * 6.1 + 2 * MARGIN)
+    space = textwrap.wrap(reserve, 90) if reserve else note_lines
+    offset = len(space) * 13.0 + (6 if space else 0)
+    if space:
+        width = max(width, max(len(line) for line in space) * 6.1 + 2 * MARGIN)
+    total = height + offset
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" '
-        f'height="{height + offset:.0f}" viewBox="0 0 {width:.1f} {height + offset:.1f}" '
+        f'height="{total:.0f}" viewBox="0 0 {width:.1f} {total:.1f}" '
         'font-family="monospace" font-size="11">',
         f"<title>{escape(title)}</title>",
-        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" '
-        'markerWidth="7" markerHeight="7" orient="auto-start-reverse">'
-        '<path d="M0,0 L10,5 L0,10 z" fill="context-stroke"/></marker></defs>',
+        f'<rect class="background" x="0" y="0" width="{width:.1f}" height="{total:.1f}" '
+        f'fill="{BACKGROUND}"/>',
     ]
     for k, line in enumerate(note_lines):
         out.append(
-            f'<text x="{MARGIN}" y="{MARGIN + 13.0 * k:.1f}" font-size="10" '
-            f'font-style="italic" fill="#8a4b00">{escape(line)}</text>'
+            f'<text class="notice" x="{MARGIN}" y="{MARGIN + 13.0 * k:.1f}" font-size="10" '
+            f'font-style="italic" fill="{NOTE_TEXT}">{escape(line)}</text>'
         )
     out.append(f'<g transform="translate(0,{offset:.1f})">')
-    for (_, _, colour, bold), pts in zip(edges, routes, strict=False):
-        d = "M" + " L".join(f"{px:.1f},{py:.1f}" for px, py in pts)
-        stroke = f' stroke-width="{2 if bold else 1}"'
+    ids = [box.get("id", str(k)) for k, box in enumerate(boxes)]
+    for (a, b, colour, bold), pts in zip(edges, routes, strict=False):
+        line, head = _arrow(pts)
+        d = "M" + " L".join(f"{px:.1f},{py:.1f}" for px, py in line)
+        points = " ".join(f"{px:.1f},{py:.1f}" for px, py in head)
         out.append(
-            f'<path d="{d}" fill="none" stroke="{colour}"{stroke} marker-end="url(#arrow)"/>'
+            f'<g class="edge"><title>{escape(ids[a])}-&gt;{escape(ids[b])}</title>'
+            f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="{2 if bold else 1}"/>'
+            f'<polygon points="{points}" fill="{colour}" stroke="{colour}"/></g>'
         )
     dashes = {"dashed": ' stroke-dasharray="5,3"', "dotted": ' stroke-dasharray="2,2"'}
-    for box, (w, h), (cx, cy) in zip(boxes, sizes, centres, strict=False):
+    for k, (box, (w, h), (cx, cy)) in enumerate(zip(boxes, sizes, centres, strict=False)):
         x0, y0 = cx - w / 2, cy - h / 2
         stroke = f' stroke-width="{2.5 if box["bold"] else 1}"'
+        out.append(f'<g class="node"><title>{escape(ids[k])}</title>')
         out.append(
             f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{w:.1f}" height="{h:.1f}" rx="5" '
             f'fill="{box["fill"]}" stroke="{box["border"]}"{stroke}'
             f"{dashes.get(box['dash'], '')}/>"
         )
-        for k, line in enumerate(box["lines"]):
-            ty = y0 + PAD_Y + LINE_H * (k + 0.78)
-            weight = ' font-weight="bold"' if k == 0 else ""
+        for j, line in enumerate(box["lines"]):
+            ty = y0 + PAD_Y + LINE_H * (j + 0.78)
+            weight = ' font-weight="bold"' if j == 0 else ""
             out.append(
-                f'<text x="{cx:.1f}" y="{ty:.1f}" text-anchor="middle"{weight}>'
+                f'<text x="{cx:.1f}" y="{ty:.1f}" text-anchor="middle" fill="{TEXT}"{weight}>'
                 f"{escape(line)}</text>"
             )
+        out.append("</g>")
+    for k, text in sorted((labels or {}).items()):
+        mx, my = _midpoint(routes[k])
+        w = len(text) * CHAR_W + 6
+        out.append(
+            f'<g class="edge-label"><rect x="{mx - w / 2:.1f}" y="{my - 8:.1f}" width="{w:.1f}" '
+            f'height="15" rx="3" fill="{BACKGROUND}" stroke="{LABEL_TEXT}" stroke-width="0.8"/>'
+            f'<text x="{mx:.1f}" y="{my + 3.5:.1f}" text-anchor="middle" fill="{LABEL_TEXT}" '
+            f'font-weight="bold">{escape(text)}</text></g>'
+        )
     out.append("</g></svg>")
     return "\n".join(out) + "\n"
 
 
-def render_svg(picture, note: str | None = None) -> str:
+def render_svg(picture, note: str | None = None, reserve: str | None = None) -> str:
     """SVG for a :class:`course_helpers.graph.GraphPicture` without Graphviz."""
     from course_helpers.graph import HIGHLIGHT, node_style
 
     index = {node.id: k for k, node in enumerate(picture.nodes)}
-    boxes, edges = [], []
+    boxes, edges, labels = [], [], {}
+    fixed = picture.box_sizes
     for node in picture.nodes:
         fill, border, dash = node_style(node)
-        lines = [f"{node.id}: {node.lines[0]}", *node.lines[1:]]
         boxes.append(
             {
-                "lines": lines,
+                "id": node.id,
+                "lines": node_lines(node),
                 "fill": fill,
                 "border": border,
                 "dash": dash,
@@ -221,11 +311,24 @@ def render_svg(picture, note: str | None = None) -> str:
     for node in picture.nodes:
         for src in node.inputs:
             hot = node.on_path and picture.nodes[index[src]].on_path
-            edges.append((index[src], index[node.id], HIGHLIGHT if hot else "#444444", hot))
+            label = picture.edge_labels.get((src, node.id))
+            if label is not None:
+                labels[len(edges)] = label
+            bold = hot or label is not None
+            edges.append((index[src], index[node.id], HIGHLIGHT if bold else EDGE, bold))
     notes = list(picture.notes)
+    kept = " | ".join([reserve, *notes]) if reserve else None
     if note:
         notes.insert(0, note)
-    return _svg(boxes, edges, " | ".join(notes) or None, picture.title)
+    sizes = None
+    if fixed:
+        sizes = [fixed.get(b["id"]) or box_size(b["lines"]) for b in boxes]
+    return _svg(boxes, edges, " | ".join(notes) or None, picture.title, sizes, labels, kept)
+
+
+def node_lines(node) -> list[str]:
+    """The text lines of a node's box: its id and first line, then the others."""
+    return [f"{node.id}: {node.lines[0]}", *node.lines[1:]]
 
 
 _NODE = re.compile(r'(?m)^\t(\w+) \[label=("(?:[^"\\]|\\.)*"|[^\s\]]+)([^\]]*)\]')
@@ -249,15 +352,14 @@ def render_dot_source(source: str, note: str | None = None) -> str:
         order[name] = len(boxes)
         boxes.append(
             {
+                "id": name,
                 "lines": lines,
                 "fill": colours.get(colour, "#d3d3d3"),
-                "border": "#444444",
+                "border": EDGE,
                 "dash": "solid",
                 "bold": False,
             }
         )
     edges = _EDGE.findall(source)
-    resolved = [
-        (order[a], order[b], "#444444", False) for a, b in edges if a in order and b in order
-    ]
+    resolved = [(order[a], order[b], EDGE, False) for a, b in edges if a in order and b in order]
     return _svg(boxes, resolved, note, "torchviz graph")

@@ -6,11 +6,13 @@ Golden files live in tests/golden/graph/. After an intended change, regenerate t
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import shutil
 import subprocess
 import sys
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -179,28 +181,221 @@ def test_highlight_marks_the_path_to_one_parameter():
 # ----------------------------------------------------------------------------- display forms
 
 
-def test_mimebundle_has_svg_and_the_text_form():
+def test_mimebundle_has_svg_html_with_the_text_under_it_and_plain_text():
     _, _, loss = classic()
     picture = draw_graph(loss)
     bundle = picture._repr_mimebundle_()
-    assert set(bundle) == {"image/svg+xml", "text/plain"}
+    assert set(bundle) == {"image/svg+xml", "text/html", "text/plain"}
     assert bundle["text/plain"] == picture.text() == str(picture) == repr(picture)
     assert bundle["image/svg+xml"].lstrip().startswith(("<?xml", "<svg", "<!DOCTYPE"))
     assert isinstance(picture, GraphPicture)
+    # the HTML (what JupyterLab shows: it ranks text/html above image/svg+xml) holds the
+    # same SVG as an <img> data URL, then the text form in a collapsible <details>
+    html = bundle["text/html"]
+    data = re.search(r'<img src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"', html)
+    assert data and base64.b64decode(data.group(1)).decode() == bundle["image/svg+xml"]
+    assert "<svg" not in html  # inline SVG would be stripped by JupyterLab's sanitizer
+    text = re.search(
+        r"<details><summary>Graph as text</summary><pre>(.*)</pre></details>", html, re.S
+    )
+    assert text and unescape(text.group(1)) == picture.text()
 
 
 def test_no_dot_uses_the_python_renderer_with_an_install_note(monkeypatch):
     _, _, loss = classic()
     with_dot_text = draw_graph(loss).text()
     monkeypatch.setattr(graph_module, "graphviz_dot", lambda: None)
+    monkeypatch.setitem(graph_module._notice, "given", False)  # a fresh kernel
     picture = draw_graph(loss)
     svg = picture._repr_mimebundle_()["image/svg+xml"]
     assert "Graphviz" in svg and "install graphviz" in svg
     assert "n4: MulBackward0 (2,)" in svg
-    assert svg.count("<rect") == len(picture.nodes)
+    assert svg.count('<g class="node">') == len(picture.nodes)
     assert picture._repr_mimebundle_()["text/plain"] == with_dot_text
     assert "Graphviz" not in picture.text()
-    assert picture.svg() == picture.svg()  # deterministic layout
+    assert picture.svg() == picture.svg()  # deterministic layout, the notice kept when redrawn
+
+
+def notices(svg: str) -> list[str]:
+    return re.findall(r'<text class="notice"[^>]*>([^<]*)</text>', svg)
+
+
+def test_install_notice_once_per_kernel_and_one_short_line(monkeypatch):
+    monkeypatch.setattr(graph_module, "graphviz_dot", lambda: None)
+    monkeypatch.setitem(graph_module._notice, "given", False)
+    x, y, loss = classic()
+    first = draw_graph(loss, {"x": x, "y": y}).svg()
+    assert notices(first) == [graph_module.INSTALL_NOTE]
+    assert len(graph_module.INSTALL_NOTE) <= 90  # one line, wrapped at 90 characters
+    later = [
+        draw_graph(loss).svg(),
+        torchviz_graph(loss).svg(),
+        draw_graph(loss, highlight=x, names={"x": x}).svg(),
+    ]
+    assert [notices(svg) for svg in later] == [[], [], []]
+    graph_module.reset_notice()
+    assert notices(draw_graph(loss).svg()) == [graph_module.INSTALL_NOTE]
+
+
+# ----------------------------------------------------------------------------- legibility
+
+NAMED = {
+    "black": "#000000",
+    "white": "#ffffff",
+    "lightgrey": "#d3d3d3",
+    "lightblue": "#add8e6",
+    "orange": "#ffa500",
+}
+
+
+def luminance(colour: str) -> float:
+    colour = NAMED.get(colour, colour)
+    assert re.fullmatch(r"#[0-9a-fA-F]{6}", colour), f"not an opaque colour: {colour}"
+    channels = [int(colour[k : k + 2], 16) / 255 for k in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(a: str, b: str) -> float:
+    """WCAG 2 contrast ratio of two colours."""
+    la, lb = sorted((luminance(a), luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def check_legible(svg: str) -> int:
+    """Assert the SVG has an opaque background, edges and arrowheads >= 3:1 against it and
+    every text >= 4.5:1 against what it is drawn on. Returns the number of checks."""
+    body = svg[svg.index("<svg") :]
+    if 'class="graph"' in body:  # Graphviz: the first polygon of the graph is its background
+        background = re.search(
+            r'class="graph"[^>]*>\s*<title>[^<]*</title>\s*<polygon fill="([^"]+)"', body
+        )
+    else:
+        background = re.search(r'<rect class="background"[^>]*fill="([^"]+)"', body)
+    assert background, "no opaque background"
+    bg = background.group(1)
+    assert luminance(bg) > 0.9  # white: legible in light and dark themes alike
+    checks = 0
+    for group in re.findall(
+        r'<g id="[^"]*" class="edge">(.*?)</g>|<g class="edge">(.*?)</g>', body, re.S
+    ):
+        part = group[0] or group[1]
+        strokes = re.findall(r'<path [^>]*stroke="([^"]+)"', part)
+        heads = re.findall(r'<polygon [^>]*fill="([^"]+)"', part)
+        assert strokes and heads
+        for colour in strokes + heads:
+            assert contrast(colour, bg) >= 3.0, colour
+            checks += 1
+        for attrs in re.findall(r"<text ([^>]*)>", part):  # Graphviz xlabels on edges
+            label = re.search(r'fill="([^"]+)"', attrs)
+            assert contrast(label.group(1) if label else "black", bg) >= 4.5
+            checks += 1
+    for group in re.findall(r'class="node">(.*?)</g>', body, re.S):
+        fill = re.search(r'<(?:polygon|rect) [^>]*fill="([^"]+)"', group).group(1)
+        for colour in re.findall(r"<text ([^>]*)>", group):
+            text = re.search(r'fill="([^"]+)"', colour)
+            assert contrast(text.group(1) if text else "black", fill) >= 4.5
+            checks += 1
+    for group in re.findall(r'<g class="edge-label">(.*?)</g>', body, re.S):
+        fill = re.search(r'<rect [^>]*fill="([^"]+)"', group).group(1)
+        text = re.search(r'<text [^>]*fill="([^"]+)"', group).group(1)
+        assert contrast(text, fill) >= 4.5 and contrast(fill, bg) < 1.1
+        checks += 1
+    for colour in re.findall(r'<text class="notice"[^>]*fill="([^"]+)"', body):
+        assert contrast(colour, bg) >= 4.5
+        checks += 1
+    return checks
+
+
+@pytest.mark.parametrize("use_dot", [False, True])
+def test_every_picture_is_legible_on_its_own_opaque_background(monkeypatch, use_dot):
+    if use_dot and shutil.which("dot") is None:
+        pytest.skip("Graphviz dot is not installed here")
+    if not use_dot:
+        monkeypatch.setattr(graph_module, "graphviz_dot", lambda: None)
+        monkeypatch.setitem(graph_module._notice, "given", False)
+    monkeypatch.delenv("COURSE_GRAPHVIZ", raising=False)
+    x, y, loss = classic()
+    pictures = [
+        draw_graph(loss, {"x": x, "y": y}),
+        draw_graph(loss, {"x": x, "y": y}, highlight="y"),
+        torchviz_graph(loss, {"x": x, "y": y}),
+    ]
+    svgs = [p.svg() for p in pictures]
+    assert ('class="graph"' in svgs[0]) == use_dot
+    if not use_dot:
+        assert notices(svgs[0])  # the notice is checked too
+    for svg in svgs:
+        assert check_legible(svg) >= 10
+
+
+def test_contrast_formula_matches_known_values():
+    assert contrast("#000000", "#ffffff") == pytest.approx(21.0)
+    assert contrast("#777777", "#ffffff") == pytest.approx(4.48, abs=0.01)
+    # the old transparent picture's grey edges on JupyterLab's dark background: too faint
+    assert contrast("#444444", "#111111") < 3.0
+
+
+def arrow_tips(svg: str) -> dict[str, list[tuple[float, float]]]:
+    """Target node id -> the tips of the arrowheads entering it (fallback SVG)."""
+    tips: dict[str, list[tuple[float, float]]] = {}
+    for _, dst, points in re.findall(
+        r'<g class="edge"><title>(\w+)-&gt;(\w+)</title><path [^>]*/><polygon points="([^"]+)"', svg
+    ):
+        x, y = points.split()[0].split(",")
+        tips.setdefault(dst, []).append((float(x), float(y)))
+    return tips
+
+
+def boxes(svg: str) -> dict[str, tuple[float, float, float, float]]:
+    found = re.findall(
+        r'<g class="node"><title>(\w+)</title>\s*<rect x="([\d.]+)" y="([\d.]+)" '
+        r'width="([\d.]+)" height="([\d.]+)"',
+        svg,
+    )
+    return {n: tuple(float(v) for v in rest) for n, *rest in found}
+
+
+def test_edges_into_one_node_end_at_distinct_points_on_its_top_edge(monkeypatch):
+    monkeypatch.setattr(graph_module, "graphviz_dot", lambda: None)
+    a = torch.ones(2, requires_grad=True)
+    b = torch.ones(2, requires_grad=True)
+    c = torch.ones(2, requires_grad=True)
+    out = torch.cat([a * 2, b.exp(), c.sin()]).sum()  # CatBackward0 has three inputs
+    x, y, loss = classic()  # AddBackward0 and MulBackward0 have two inputs each
+    checked = 0
+    for picture in (draw_graph(out, {"a": a, "b": b, "c": c}), draw_graph(loss, {"x": x, "y": y})):
+        svg = picture.svg()
+        geometry = boxes(svg)
+        for node in picture.nodes:
+            tips = arrow_tips(svg).get(node.id, [])
+            assert len(tips) == len(node.inputs)
+            if len(tips) < 2:
+                continue
+            x0, y0, w, _ = geometry[node.id]
+            for tx, ty in tips:  # on the box's top edge, inside its width
+                assert ty == pytest.approx(y0, abs=0.2) and x0 < tx < x0 + w
+            xs = sorted(tx for tx, _ in tips)
+            assert min(b - a for a, b in zip(xs, xs[1:], strict=False)) >= 10  # visibly apart
+            checked += 1
+    assert checked == 3
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz dot is not installed here")
+def test_dot_arrowheads_into_one_node_are_distinct(monkeypatch):
+    monkeypatch.delenv("COURSE_GRAPHVIZ", raising=False)
+    x, y, loss = classic()
+    svg = draw_graph(loss, {"x": x, "y": y}).svg()
+    tips: dict[str, list[tuple[float, float]]] = {}
+    for dst, points in re.findall(
+        r"<title>\w+&#45;&gt;(\w+)</title>\s*<path [^>]*/>\s*<polygon [^>]*points=\"([^\"]+)\"", svg
+    ):
+        pts = [tuple(float(v) for v in p.split(",")) for p in points.split()]
+        tips.setdefault(dst, []).append(pts[1])  # Graphviz writes the tip second
+    assert len(tips["n3"]) == 2 and len(tips["n4"]) == 2
+    for dst in ("n3", "n4"):
+        (ax, ay), (bx, by) = tips[dst]
+        assert ((ax - bx) ** 2 + (ay - by) ** 2) ** 0.5 >= 10
 
 
 def test_dot_lookup_honours_env_and_path(monkeypatch, tmp_path):
@@ -209,8 +404,10 @@ def test_dot_lookup_honours_env_and_path(monkeypatch, tmp_path):
     monkeypatch.delenv("COURSE_GRAPHVIZ")
     monkeypatch.setenv("PATH", str(tmp_path))  # an empty directory: no dot program
     assert graph_module.graphviz_dot() is None
+    monkeypatch.setitem(graph_module._notice, "given", False)
     _, _, loss = classic()
-    assert "install graphviz" in draw_graph(loss).svg()
+    svg = draw_graph(loss).svg()
+    assert "install graphviz" in svg and 'class="graph"' not in svg
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz dot is not installed here")
@@ -355,10 +552,12 @@ def test_torchviz_graph_has_stable_names(monkeypatch):
     ids = set(re.findall(r"(?m)^\t(n\d+) \[", first.source))
     assert ids == {f"n{i}" for i in range(len(ids))}
     monkeypatch.setattr(graph_module, "graphviz_dot", lambda: None)
+    monkeypatch.setitem(graph_module._notice, "given", False)
     bundle = first._repr_mimebundle_()
     assert bundle["text/plain"] == first.source
     assert "install graphviz" in bundle["image/svg+xml"]
-    assert bundle["image/svg+xml"].count("<rect") == len(ids)
+    assert bundle["image/svg+xml"].count('<g class="node">') == len(ids)
+    assert "<summary>DOT source</summary>" in bundle["text/html"]
 
 
 def test_torchviz_graph_too_deep_gets_a_course_error():
@@ -394,3 +593,40 @@ def test_internal_keywords_are_not_options():
     for option in ("who", "use_dot"):
         with pytest.raises(CourseError, match="unknown option"):
             draw_graph(x * 3, **{option: "nonsense"})
+
+
+# ----------------------------------------------------------------------------- custom Function
+
+
+class Cube(torch.autograd.Function):
+    """x**3 with its own backward: saves x (and a None) with ctx.save_for_backward."""
+
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.save_for_backward(x, None)
+        ctx.scale = scale
+        return x**3 * scale
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, _ = ctx.saved_tensors
+        return 3 * x**2 * ctx.scale * grad, None
+
+
+def test_custom_function_node_shows_what_it_saved():
+    x = torch.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+    out = Cube.apply(x, 2.0).sum()
+    picture = draw_graph(out, {"x": x})
+    node = next(n for n in picture.nodes if n.lines[0].startswith("CubeBackward"))
+    assert node.lines == ("CubeBackward (1, 3)", "saved tensors: (1, 3), None")
+    out.backward()
+    assert torch.equal(x.grad, torch.tensor([[6.0, 24.0, 54.0]]))  # 3 x^2 * 2
+    after = draw_graph(out, {"x": x})
+    assert "saved tensors: freed after backward" in after.text()
+    y = x * 1
+    changed = Cube.apply(y, 1.0)
+    y.add_(1)  # the tensor Cube saved is changed in place: its backward would fail
+    assert (
+        "saved tensors: modified in place (version 1, saved at 0)"
+        in draw_graph(changed.sum()).text()
+    )
