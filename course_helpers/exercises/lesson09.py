@@ -69,7 +69,7 @@ def _train_both_losses():
                 p -= 0.1 * p.grad
                 p.grad = None
         losses.append(loss.item())
-    return losses
+    return {"losses": losses, "items holding a graph": 0}
 
 
 EXERCISES = [
@@ -251,9 +251,9 @@ EXERCISES = [
             "it? Bug 2: what does each item of `losses` keep alive?",
             "proj must learn, so the graph through proj must be rebuilt every step: compute the "
             "features inside the loop. A loss tensor keeps its step's graph: store a Python "
-            "number instead.",
+            "number, or a tensor cut from the graph, instead.",
             "Move `features = torch.tanh(data @ proj)` into the loop (first line of the body) and "
-            "use losses.append(loss.item()); answer = losses.",
+            "append loss.item() (or loss.detach()) instead of loss; answer = losses.",
         ),
         solution=(
             "losses = []\n"
