@@ -46,9 +46,42 @@ def _standardize_data():
 
 
 def _buffers_after_double():
-    # the answer is dict(model.named_buffers()): plain attributes are not buffers, so they fail
+    # the answer holds dict(model.named_buffers()) (plain attributes are not buffers, so they
+    # fail) and sorted(model.state_dict()) (buffers with persistent=False are not saved, so
+    # they fail too)
     data = _standardize_data()
-    return {"mean": data.mean(dim=0).double(), "std": data.std(dim=0).double()}
+    return {
+        "buffers": {"mean": data.mean(dim=0).double(), "std": data.std(dim=0).double()},
+        "state_dict keys": ["mean", "std"],
+    }
+
+
+def _checkpoint_data():
+    g = cpu_generator(13)
+    x = torch.randn(16, 3, generator=g)
+    y = x @ torch.tensor([[1.0], [-1.0], [2.0]]) + 0.5
+    return x, y
+
+
+def _checkpoint_run():
+    torch.manual_seed(0)  # in a forked RNG state: references are built by fresh_rng
+    net = nn.Linear(3, 1)
+    return net, torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+
+
+def _checkpoint_train(net, optimizer, x, y, steps):
+    for _ in range(steps):
+        optimizer.zero_grad()
+        ((net(x) - y) ** 2).mean().backward()
+        optimizer.step()
+
+
+def _resumed_weight():
+    # resuming with both state_dicts is the same as 8 steps without a stop
+    x, y = _checkpoint_data()
+    net, optimizer = _checkpoint_run()
+    _checkpoint_train(net, optimizer, x, y, 8)
+    return net.weight.detach().clone()
 
 
 def _head_data():
@@ -273,9 +306,10 @@ EXERCISES = [
             "After .double(), model.mean is still float32: .double() only converts tensors the "
             "module has registered. Which kind of registration means 'saved and moved, not "
             "trained'?",
-            "The statistics are not learned, so they are buffers, not parameters: both of them.",
-            'self.register_buffer("mean", data.mean(dim=0)) and the same for "std"; then '
-            "answer = dict(model.named_buffers()).",
+            "The statistics are not learned, so they are buffers, not parameters: both of them, "
+            "and both must be in state_dict() so that a saved model keeps them.",
+            'self.register_buffer("mean", data.mean(dim=0)) and the same for "std", with the '
+            "default persistent=True (persistent=False buffers are left out of state_dict()).",
         ),
         solution=(
             "class Standardize(nn.Module):\n"
@@ -288,8 +322,7 @@ EXERCISES = [
             "        return (x - self.mean) / self.std\n"
             "\n"
             "\n"
-            "model = Standardize(data).double()\n"
-            "answer = dict(model.named_buffers())"
+            "model = Standardize(data).double()"
         ),
     ),
     Exercise(
@@ -339,6 +372,62 @@ EXERCISES = [
             "    loss.backward()\n"
             "    optimizer.step()\n"
             "answer = net[2].weight.detach().clone()"
+        ),
+    ),
+    Exercise(
+        id="10.parameter_to",
+        title="What .to() returns for a Parameter",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "b",
+        options={
+            "a": "the same Parameter object, converted in place",
+            "b": "a new plain Tensor that is not a leaf",
+            "c": "a new Parameter that is a leaf",
+        },
+        explanations={
+            "a": "Converting in place and keeping the object is what module.to() does for the "
+            "parameters it owns. Tensor.to() on a single tensor returns a new tensor when it "
+            "has to convert.",
+            "c": "Tensor.to() is an ordinary recorded operation: its result has a grad_fn, so it "
+            "is not a leaf, and it is not wrapped in Parameter again.",
+        },
+        hints=(
+            "Tensor.to() does not change the tensor it is called on when a conversion is needed.",
+            "A new tensor computed from one that requires grad has a grad_fn. Is a tensor with a "
+            "grad_fn a leaf?",
+            "Print type(p).__name__ and p.is_leaf for p = nn.Parameter(torch.ones(2))"
+            ".to(torch.float64).",
+        ),
+        solution='answer = "b"',
+    ),
+    Exercise(
+        id="10.resume_checkpoint",
+        title="Resume training from a checkpoint",
+        lesson=LESSON,
+        kind="value",
+        build_reference=_resumed_weight,
+        hints=(
+            "Compare with a run of 8 steps without a stop: what does SGD with momentum remember "
+            "between steps, and where is it stored?",
+            "The momentum buffers live in the optimizer, not in the model: "
+            "model.state_dict() does not contain them.",
+            'Save {"model": net.state_dict(), "optimizer": optimizer.state_dict()}, and after '
+            "make_run() call load_state_dict on both, each with its own entry.",
+        ),
+        solution=(
+            "net, optimizer = make_run()\n"
+            "train(net, optimizer, 4)\n"
+            "buffer = io.BytesIO()\n"
+            'torch.save({"model": net.state_dict(), "optimizer": optimizer.state_dict()}, buffer)\n'
+            "\n"
+            "buffer.seek(0)\n"
+            "checkpoint = torch.load(buffer)\n"
+            "net, optimizer = make_run()\n"
+            'net.load_state_dict(checkpoint["model"])\n'
+            'optimizer.load_state_dict(checkpoint["optimizer"])\n'
+            "train(net, optimizer, 4)\n"
+            "answer = net.weight.detach().clone()"
         ),
     ),
 ]
