@@ -382,6 +382,9 @@ class GraphPicture:
     @property
     def source(self) -> str:
         """Graphviz DOT source; byte-identical for the same graph on every run."""
+        return self._dot(xlabels=True)
+
+    def _dot(self, xlabels: bool) -> str:
         out = [
             "digraph autograd {",
             '\tgraph [rankdir=TB nodesep=0.25 ranksep=0.35 fontname="monospace" fontsize=10 '
@@ -398,8 +401,9 @@ class GraphPicture:
             extra = "".join("\\n" + _dot_escape(line) for line in node.lines[1:])
             width = " penwidth=2.5" if node.on_path or node.active or node.done else ""
             size = self.box_sizes.get(node.id)
-            if size:  # fixed size (points = px at 72 dpi): the layout ignores the text
-                width += f" width={size[0] / 72:.3f} height={size[1] / 72:.3f} fixedsize=true"
+            if size:  # fixed size, so the layout ignores the text (a replay's steps)
+                w, h = _dot_size(size)
+                width += f" width={w:.3f} height={h:.3f} fixedsize=true"
             out.append(
                 f'\t{node.id} [label="{label}{extra}" fillcolor="{fill}" color="{border}" '
                 f'style="filled,{style}"{width}]'
@@ -409,10 +413,8 @@ class GraphPicture:
                 attrs = ""
                 text = self.edge_labels.get((src, node.id))
                 if text is not None:  # xlabel: placed after layout, so it never moves boxes
-                    attrs = (
-                        f' [color="{HIGHLIGHT}" penwidth=2 xlabel="{_dot_escape(text)}" '
-                        f'fontcolor="{LABEL_TEXT}"]'
-                    )
+                    label = f' xlabel="{_dot_escape(text)}" fontcolor="{LABEL_TEXT}"'
+                    attrs = f' [color="{HIGHLIGHT}" penwidth=2{label if xlabels else ""}]'
                 elif node.on_path and self._by_id(src).on_path:
                     attrs = f' [color="{HIGHLIGHT}" penwidth=2]'
                 out.append(f"\t{src} -> {node.id}{attrs}")
@@ -435,7 +437,12 @@ class GraphPicture:
             shown = notice if self.show_notice else ""
             return render_svg(self, note=shown or None, reserve=notice or None)
 
-        return _svg(self.source, fallback)
+        if not self.edge_labels:
+            return _svg(self.source, fallback)
+        # Graphviz's xlabels can grow the canvas, which would shift a replay's picture from
+        # step to step: draw without them and write the labels onto the finished SVG.
+        svg = _svg(self._dot(xlabels=False), fallback)
+        return svg if 'class="edge-label"' in svg else _label_dot_edges(svg, self.edge_labels)
 
     def html(self, svg: str | None = None) -> str:
         """The picture with its text form under it, in a collapsible "Graph as text"."""
@@ -465,6 +472,53 @@ class GraphPicture:
         )
 
 
+_DOT_EDGE = re.compile(
+    r'<g id="[^"]*" class="edge">\s*<title>(\w+)&#45;&gt;(\w+)</title>\s*<path [^>]*d="([^"]+)"'
+)
+_VIEWBOX = re.compile(r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"')
+
+
+def _label_dot_edges(svg: str, labels: dict) -> str:
+    """Write each label of ``labels`` on the middle of its edge in a Graphviz SVG."""
+    from html import escape
+
+    box = _VIEWBOX.search(svg)
+    end = svg.rfind("</g>")
+    if box is None or end < 0:
+        return svg
+    width = float(box.group(1))
+    out = []
+    for src, dst, path in _DOT_EDGE.findall(svg):
+        text = labels.get((src, dst))
+        if text is None:
+            continue
+        x, y = _bezier_middle(path)
+        half = len(text) * 3.0 + 3
+        x = min(max(x, half - 2), width - half - 6)  # stay inside the canvas (x offset 4)
+        out.append(
+            f'<g class="edge-label"><rect x="{x - half:.1f}" y="{y - 7:.1f}" '
+            f'width="{2 * half:.1f}" height="13" rx="3" fill="{BACKGROUND}" '
+            f'stroke="{LABEL_TEXT}" stroke-width="0.8"/><text text-anchor="middle" '
+            f'x="{x:.1f}" y="{y + 3:.1f}" font-family="monospace" font-size="10.00" '
+            f'font-weight="bold" fill="{LABEL_TEXT}">{escape(text)}</text></g>'
+        )
+    return svg[:end] + "\n".join(out) + "\n" + svg[end:]
+
+
+def _bezier_middle(path: str) -> tuple[float, float]:
+    """The middle point of a Graphviz edge path "M p0 C p1 p2 p3 [p4 p5 p6 ...]"."""
+    numbers = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", path)]
+    points = list(zip(numbers[0::2], numbers[1::2], strict=False))
+    segments = max((len(points) - 1) // 3, 1)
+    if segments % 2 == 0 or len(points) < 4:
+        return points[min(3 * (segments // 2), len(points) - 1)]
+    p0, p1, p2, p3 = points[3 * (segments // 2) : 3 * (segments // 2) + 4]
+    return tuple(
+        0.125 * a + 0.375 * b + 0.375 * c + 0.125 * d
+        for a, b, c, d in zip(p0, p1, p2, p3, strict=False)
+    )
+
+
 def picture_html(svg: str, text: str, summary: str) -> str:
     """HTML: the SVG as an image, then ``text`` in a collapsible ``<details>`` under it.
 
@@ -492,6 +546,15 @@ def node_style(node: PictureNode) -> tuple[str, str, str]:
     if node.on_path or node.active:
         border = HIGHLIGHT
     return fill, border, style
+
+
+def _dot_size(size: tuple[float, float]) -> tuple[float, float]:
+    """A box size of the SVG fallback (px) as Graphviz inches for 10pt monospace text."""
+    from course_helpers.graph_svg import CHAR_W, LINE_H, PAD_X, PAD_Y
+
+    chars = (size[0] - 2 * PAD_X) / CHAR_W
+    lines = (size[1] - 2 * PAD_Y) / LINE_H
+    return (chars * 6.0 + 14) / 72, (lines * 11.5 + 7) / 72
 
 
 def _dot_escape(text: str) -> str:

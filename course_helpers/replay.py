@@ -8,6 +8,11 @@ Every hook is removed in a ``finally`` block, whatever happens.
 
 The result shows a slider with previous/next buttons in JupyterLab and a
 numbered text table everywhere else (its ``text/plain`` form, which nbval compares).
+Each step's picture keeps one layout for the whole replay (box sizes are fixed from the
+largest text any step puts in a box; only colours and texts change), writes the
+gradients sent at that step on the edges they travel, keeps every node's "in:" once it
+ran, and comes with a colour legend. Without working ipywidgets the output is a static
+HTML sequence of the steps with a one-line note naming the fix, never a traceback.
 """
 
 from __future__ import annotations
@@ -17,7 +22,24 @@ from dataclasses import dataclass, field
 
 from course_helpers.errors import CourseError
 from course_helpers.feedback import widgets_available
-from course_helpers.graph import build_picture, tensor_summary
+from course_helpers.graph import (
+    ACTIVE_FILL,
+    DONE,
+    HIGHLIGHT,
+    STYLES,
+    NoticeShare,
+    build_picture,
+    picture_html,
+    tensor_summary,
+)
+from course_helpers.records import fmt_shape
+
+EDGE_VALUES = 3  # an edge shows the gradient's values up to this many numbers, else its shape
+STATIC_STEPS = 40  # the static fallback draws a picture for at most this many steps
+WIDGET_FIX = (
+    "pip install ipywidgets (it brings the JupyterLab widget extension), then restart "
+    "JupyterLab and the kernel"
+)
 
 
 @dataclass
@@ -59,6 +81,9 @@ class BackwardReplay:
         self._output_name = output_name
         self._limit = limit
         self._initial = initial  # picture id of each leaf -> its .grad before the replay
+        self._sizes = None  # fixed box sizes shared by every step's picture
+        self._html: dict[int, str] = {}  # step number -> its HTML view (drawn once)
+        self._notice = NoticeShare()
 
     def _fmt(self, t) -> str:
         return "None" if t is None else tensor_summary(t, self._limit)
@@ -95,20 +120,89 @@ class BackwardReplay:
 
     def picture(self, number: int):
         """The graph picture at step ``number`` (1-based): the running node is marked,
-        nodes already run are marked done, and each leaf shows its ``.grad`` so far."""
-        if not isinstance(number, int) or not 1 <= number <= len(self.steps):
+        nodes already run are marked done and keep the gradient that flowed in ("in:"),
+        each leaf shows its ``.grad`` so far, and the gradients sent at this step are
+        written on the edges they travel. Every step has the same layout."""
+        if (
+            not isinstance(number, int)
+            or isinstance(number, bool)
+            or not (1 <= number <= len(self.steps))
+        ):
             raise CourseError(
                 f"step must be an integer from 1 to {len(self.steps)}; got {number!r}."
             )
         step = self.steps[number - 1]
-        done = {s.node for s in self.steps[: number - 1]}
+        ran = self.steps[:number]
+        done = {s.node for s in ran[:-1]} - {step.node}
+        extra = self._extra_lines(number)
+        picture = self._base.with_state(
+            active=step.node,
+            done=done,
+            extra_lines=extra,
+            edge_labels=self._edge_labels(step),
+            box_sizes=self._box_sizes(),
+        )
+        picture.notice_share = self._notice  # one notice per replay, on step 1 only;
+        picture.show_notice = number == 1  # the other steps keep its space: same layout
+        return picture
+
+    def _in_line(self, step: ReplayStep) -> str:
+        return "in: " + ("; ".join(self._fmt(g) for g in step.grad_in) or "-")
+
+    def _extra_lines(self, number: int) -> dict[str, list[str]]:
         extra: dict[str, list[str]] = {}
         for leaf_id, grad in self._leaf_grads(number).items():
             extra.setdefault(leaf_id, []).append("grad " + self._fmt(grad))
-        extra.setdefault(step.node, []).append(
-            "in: " + ("; ".join(self._fmt(g) for g in step.grad_in) or "-")
-        )
-        return self._base.with_state(active=step.node, done=done, extra_lines=extra)
+        last_in: dict[str, str] = {}  # a node keeps the latest gradient that flowed in
+        for step in self.steps[:number]:
+            if step.node != "-":
+                last_in[step.node] = self._in_line(step)
+        for node_id, line in last_in.items():
+            extra.setdefault(node_id, []).append(line)
+        return extra
+
+    def _edge_labels(self, step: ReplayStep) -> dict[tuple[str, str], str]:
+        """(input id, user id) -> the gradient sent along that edge at this step."""
+        labels: dict[tuple[str, str], str] = {}
+        if step.node == "-":
+            return labels
+        inputs = set(self._base._by_id(step.node).inputs)
+        if step.leaf_node is not None and step.leaf_node in inputs and step.grad_in:
+            labels[(step.leaf_node, step.node)] = _edge_text(step.grad_in[0])
+        for target, grad in step.grad_out:
+            if target in inputs and target != step.node and grad is not None:
+                key = (target, step.node)
+                text = _edge_text(grad)
+                labels[key] = labels[key] + " + " + text if key in labels else text
+        return labels
+
+    def _box_sizes(self) -> dict[str, tuple[float, float]]:
+        """Per node the size of its largest box over all steps (computed once)."""
+        if self._sizes is None:
+            from course_helpers.graph_svg import box_size, node_lines
+
+            variants: dict[str, dict[str, list[str]]] = {}  # node -> slot -> texts
+            grads = dict(self._initial)
+            for leaf_id, grad in grads.items():
+                variants.setdefault(leaf_id, {}).setdefault("grad", []).append(
+                    "grad " + self._fmt(grad)
+                )
+            for step in self.steps:
+                if step.leaf_node is not None:
+                    variants.setdefault(step.leaf_node, {}).setdefault("grad", []).append(
+                        "grad " + self._fmt(step.leaf_grad)
+                    )
+                if step.node != "-":
+                    variants.setdefault(step.node, {}).setdefault("in", []).append(
+                        self._in_line(step)
+                    )
+            sizes = {}
+            for node in self._base.nodes:
+                slots = variants.get(node.id, {})
+                widest = [max(texts, key=len) for texts in slots.values()]
+                sizes[node.id] = box_size(node_lines(node) + widest)
+            self._sizes = sizes
+        return self._sizes
 
     def _leaf_grads(self, number: int) -> dict[str, object]:
         grads = dict(self._initial)
@@ -117,15 +211,58 @@ class BackwardReplay:
                 grads[step.leaf_node] = step.leaf_grad
         return grads
 
-    def _step_html(self, number: int) -> str:
-        from html import escape
-
+    def _step_text(self, number: int) -> str:
         row = self._row(self.steps[number - 1])
-        text = (
+        return (
             f"step {row[0]} of {len(self.steps)}: node {row[1]} {row[2]} runs\n"
             f"  gradient in : {row[3]}\n  gradient out: {row[4]}"
         )
-        return f"<pre>{escape(text)}</pre>{self.picture(number).svg()}"
+
+    def _step_html(self, number: int) -> str:
+        """One step: what ran, the legend, the picture (text form in a <details>)."""
+        from html import escape
+
+        if number not in self._html:
+            picture = self.picture(number)
+            self._html[number] = (
+                f"<pre>{escape(self._step_text(number))}</pre>{legend_html()}"
+                f"{picture_html(picture.svg(), picture.text(), 'Step picture as text')}"
+            )
+        return self._html[number]
+
+    def static_html(self, note: str = "") -> str:
+        """Every step one after the other (pictures for the first STATIC_STEPS), then the
+        table: what shows where the step-through widget cannot."""
+        from html import escape
+
+        parts = [f"<p><em>{escape(note)}</em></p>"] if note else []
+        parts.append(legend_html())
+        for number in range(1, len(self.steps) + 1):
+            text = escape(self._step_text(number))
+            if number <= STATIC_STEPS:
+                picture = self.picture(number)
+                body = picture_html(picture.svg(), picture.text(), "Step picture as text")
+                parts.append(
+                    f"<details{' open' if number == 1 else ''}><summary>"
+                    f"{text.splitlines()[0]}</summary><pre>{text}</pre>{body}</details>"
+                )
+            else:
+                parts.append(f"<pre>{text}</pre>")
+        parts.append(
+            f"<details><summary>All steps as a table</summary><pre>{escape(self.table())}"
+            "</pre></details>"
+        )
+        return '<div class="course-replay">' + "".join(parts) + "</div>"
+
+    def first_step_html(self, note: str) -> str:
+        """Step 1 as a static page (the widget's starting view) plus the table."""
+        from html import escape
+
+        return (
+            f'<div class="course-replay"><p><em>{escape(note)}</em></p>{self._step_html(1)}'
+            f"<details><summary>All steps as a table</summary><pre>{escape(self.table())}"
+            "</pre></details></div>"
+        )
 
     def widget(self):
         """An ipywidgets slider + previous/next buttons redrawing the picture per step."""
@@ -136,13 +273,10 @@ class BackwardReplay:
         back = w.Button(description="previous", icon="arrow-left")
         forward = w.Button(description="next", icon="arrow-right")
         view = w.HTML(value=self._step_html(1))
-        cache: dict[int, str] = {1: view.value}
 
         def show(change):
             number = change["new"]
-            if number not in cache:
-                cache[number] = self._step_html(number)
-            view.value = cache[number]
+            view.value = self._step_html(number)
             back.disabled = number == 1
             forward.disabled = number == count
 
@@ -154,13 +288,83 @@ class BackwardReplay:
         return w.VBox([w.HBox([back, slider, forward]), view])
 
     def _repr_mimebundle_(self, include=None, exclude=None):
+        """text/plain: the table (what nbval compares). text/html: a static copy, so a
+        reopened notebook, a front end without the widget extension or an untrusted
+        notebook still shows the replay. Plus the widget view when widgets work."""
         bundle = {"text/plain": self.table()}
-        if widgets_available():
-            view = self.widget()._repr_mimebundle_()
-            key = "application/vnd.jupyter.widget-view+json"
-            if isinstance(view, dict) and key in view:
-                bundle[key] = view[key]
+        problem = _widget_problem()
+        if problem is None:
+            try:
+                view = self.widget()._repr_mimebundle_()
+            except Exception as err:  # any widget failure degrades to the static form
+                problem = f"the step-through widget failed ({type(err).__name__})"
+            else:
+                key = "application/vnd.jupyter.widget-view+json"
+                if isinstance(view, dict) and key in view:
+                    bundle[key] = view[key]
+                    bundle["text/html"] = self.first_step_html(
+                        "Static copy of step 1. Run this cell again to step through the "
+                        "replay (needs ipywidgets: pip install ipywidgets)."
+                    )
+                    return bundle
+                problem = "the step-through widget could not be displayed"
+        note = "" if problem == "" else f"Showing all steps: {problem}. Fix: {WIDGET_FIX}."
+        bundle["text/html"] = self.static_html(note)
         return bundle
+
+
+def _widget_problem() -> str | None:
+    """None when the step-through widget can be used; "" outside a Jupyter kernel (no
+    note needed); else a short reason to show with the fix."""
+    if not widgets_available():
+        import importlib.util
+        import sys
+
+        if "IPython" in sys.modules:
+            from IPython import get_ipython
+
+            shell = get_ipython()
+            if getattr(shell, "kernel", None) is not None:
+                missing = importlib.util.find_spec("ipywidgets") is None
+                return "ipywidgets is not installed" if missing else ""
+        return ""
+    try:
+        import ipywidgets  # noqa: F401
+    except Exception as err:  # broken install: ImportError or anything else
+        return f"ipywidgets could not be imported ({type(err).__name__})"
+    return None
+
+
+def _edge_text(t) -> str:
+    """A gradient on an edge: its values when small, else its shape."""
+    if t.numel() <= EDGE_VALUES:
+        return tensor_summary(t, EDGE_VALUES)
+    return fmt_shape(t.shape)
+
+
+def legend_html() -> str:
+    """A one-line colour legend for the replay pictures."""
+    op_fill = STYLES["op"][0]
+    leaf_fill, leaf_border = STYLES["leaf"][:2]
+
+    def swatch(fill: str, border: str) -> str:
+        return (
+            f'<span style="display:inline-block;width:12px;height:10px;background:{fill};'
+            f'border:2px solid {border};margin:0 3px 0 10px"></span>'
+        )
+
+    edge = (
+        f'<span style="display:inline-block;width:18px;border-top:2px solid {HIGHLIGHT};'
+        'margin:0 3px 3px 10px"></span>'
+    )
+    return (
+        '<div class="course-legend" style="font-size:12px">'
+        f"{swatch(ACTIVE_FILL, HIGHLIGHT)}running now"
+        f"{swatch(op_fill, DONE)}already ran (in: = gradient it received)"
+        f"{swatch(op_fill, STYLES['op'][1])}still waiting"
+        f"{swatch(leaf_fill, leaf_border)}leaf (its .grad so far)"
+        f"{edge}gradient sent along this edge now (values, or shape when large)</div>"
+    )
 
 
 def replay_backward(

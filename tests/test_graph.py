@@ -321,7 +321,12 @@ def test_every_picture_is_legible_on_its_own_opaque_background(monkeypatch, use_
         draw_graph(loss, {"x": x, "y": y}, highlight="y"),
         torchviz_graph(loss, {"x": x, "y": y}),
     ]
+    from course_helpers import replay_backward
+
+    step = replay_backward(loss, {"x": x, "y": y}, retain_graph=True).picture(4)
+    pictures.append(step)  # running node, finished nodes, gradients written on edges
     svgs = [p.svg() for p in pictures]
+    assert svgs[-1].count('class="edge-label"') == 2
     assert ('class="graph"' in svgs[0]) == use_dot
     if not use_dot:
         assert notices(svgs[0])  # the notice is checked too

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import re
+import shutil
+import sys
+from html import escape, unescape
+
 import pytest
 import torch
 
 from course_helpers import CourseError, replay_backward
+from course_helpers import graph as graph_module
 from course_helpers import replay as replay_module
+from course_helpers.graph import ACTIVE_FILL, DONE, HIGHLIGHT
 
 
 def classic():
@@ -193,11 +200,160 @@ def _chain_grad():
     return x.grad
 
 
-def test_text_only_display_without_widgets(monkeypatch):
+def scalar_example():
+    """Lesson 05's example: loss = (x*y + x)**2 at x = 2, y = 3."""
+    x = torch.tensor(2.0, requires_grad=True)
+    y = torch.tensor(3.0, requires_grad=True)
+    return x, y, (x * y + x) ** 2
+
+
+def test_gradients_travel_on_the_edges_of_the_current_step():
+    x, y, loss = scalar_example()
+    replay = replay_backward(loss, {"x": x, "y": y})
+    # w = x*y + x = 8, dloss/dw = 2w = 16; the addition passes 16 to both of its inputs;
+    # the product sends 16*y = 48 towards x and 16*x = 32 towards y; x gets 16 + 48 = 64
+    assert replay.picture(1).edge_labels == {("n2", "n1"): "16.0000"}
+    assert replay.picture(2).edge_labels == {("n3", "n2"): "16.0000", ("n4", "n2"): "16.0000"}
+    assert replay.picture(3).edge_labels == {("n4", "n3"): "48.0000", ("n6", "n3"): "32.0000"}
+    assert replay.picture(4).edge_labels == {("n5", "n4"): "64.0000"}  # into x's .grad
+    assert torch.equal(x.grad, torch.tensor(64.0)) and torch.equal(y.grad, torch.tensor(32.0))
+    source = replay.picture(3).source
+    assert 'n4 -> n3 [color="#d62728" penwidth=2 xlabel="48.0000"' in source
+    assert "n5 -> n4\n" in source  # edges not used at this step stay plain
+
+
+def test_large_gradients_on_edges_show_their_shape():
+    model, loss = mlp()
+    replay = replay_backward(loss, model)
+    labels = [
+        text for k in range(1, len(replay) + 1) for text in replay.picture(k).edge_labels.values()
+    ]
+    assert "(5, 2)" in labels  # the gradient of the model's output: shape, not 10 values
+    assert all(not text.startswith("[") or text.count(",") < 3 for text in labels)
+
+
+def test_nodes_keep_their_in_line_once_they_ran():
+    x, y, loss = scalar_example()
+    replay = replay_backward(loss, {"x": x, "y": y})
+    last = {n.id: n.lines for n in replay.picture(5).nodes}
+    assert last["n1"][-1] == "in: 1.0000" and last["n2"][-1] == "in: 16.0000"
+    assert last["n3"][-1] == "in: 16.0000" and last["n4"][-1] == "in: 64.0000"
+    assert last["n5"] == ("x ()", "grad 64.0000")
+    first = {n.id: n.lines for n in replay.picture(1).nodes}
+    assert not any(line.startswith("in:") for line in first["n2"])  # not run yet
+
+
+def node_rects(svg: str) -> list[tuple[str, ...]]:
+    return re.findall(r"<title>(n\d+)</title>\s*<(?:rect|polygon) ([^>]*?)(?: fill=| rx=)", svg)
+
+
+def geometry(svg: str):
+    """Size of the picture and the position of every box (either renderer)."""
+    size = re.search(r'<svg[^>]*?width="([\d.]+)(?:pt)?" height="([\d.]+)', svg).groups()
+    fallback = re.findall(
+        r'<title>(n\d+)</title>\s*<rect (x="[^"]+" y="[^"]+" width="[^"]+" height="[^"]+")', svg
+    )
+    dot = re.findall(r'<title>(n\d+)</title>\s*<polygon [^>]*points="([^"]+)"', svg)
+    return size, fallback or dot
+
+
+@pytest.mark.parametrize("use_dot", [False, True])
+def test_layout_is_the_same_at_every_step(monkeypatch, use_dot):
+    if use_dot and shutil.which("dot") is None:
+        pytest.skip("Graphviz dot is not installed here")
+    monkeypatch.delenv("COURSE_GRAPHVIZ", raising=False)
+    if not use_dot:
+        monkeypatch.setattr(graph_module, "graphviz_dot", lambda: None)
+        monkeypatch.setitem(graph_module._notice, "given", False)  # step 1 gets the notice
+    model, loss = mlp()
+    replay = replay_backward(loss, model)
+    svgs = [replay.picture(k).svg() for k in range(1, len(replay) + 1)]
+    first = geometry(svgs[0])
+    assert len(first[1]) == len(replay._base.nodes)
+    for svg in svgs[1:]:
+        assert geometry(svg) == first
+    assert svgs[0] != svgs[1]  # the colours and texts do change
+    if not use_dot:  # the notice once, on step 1; the other steps keep its space
+        assert [graph_module.INSTALL_NOTE in svg for svg in svgs] == [True] + [False] * (
+            len(svgs) - 1
+        )
+
+
+def test_step_view_has_a_legend_and_the_text_form():
+    x, y, loss = scalar_example()
+    replay = replay_backward(loss, {"x": x, "y": y})
+    html = replay._step_html(3)
+    assert html.startswith("<pre>step 3 of 5: node n3 MulBackward0 runs")
+    for colour in (ACTIVE_FILL, DONE, HIGHLIGHT):
+        assert colour in html.split('class="course-legend"')[1].split("</div>")[0]
+    assert "running now" in html and "already ran" in html and "gradient sent along" in html
+    assert "<summary>Step picture as text</summary>" in html
+    assert unescape(html).count(replay.picture(3).text()) == 1
+
+
+def test_static_sequence_outside_a_kernel(monkeypatch):
     _, _, loss = classic()
     replay = replay_backward(loss)
     monkeypatch.setattr(replay_module, "widgets_available", lambda: False)
-    assert replay._repr_mimebundle_() == {"text/plain": replay.table()}
+    bundle = replay._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "text/html"}
+    assert bundle["text/plain"] == replay.table()
+    html = bundle["text/html"]
+    assert "Fix:" not in html  # not in a kernel: nothing to fix
+    assert html.count("<summary>step ") == len(replay)  # each step, then the table
+    assert html.count("<summary>All steps as a table</summary>") == 1
+    assert html.count("data:image/svg+xml;base64,") == len(replay)
+    assert "step 6 of 6: node n7 AccumulateGrad runs" in html
+    assert escape(replay.table()) in html
+
+
+@pytest.mark.parametrize("failure", ["import", "create", "display"])
+def test_broken_widgets_degrade_to_static_steps_with_the_fix(monkeypatch, failure):
+    x, y, loss = scalar_example()
+    replay = replay_backward(loss, {"x": x, "y": y})
+    monkeypatch.setattr(replay_module, "widgets_available", lambda: True)
+    if failure == "import":
+        monkeypatch.setitem(sys.modules, "ipywidgets", None)  # import raises ImportError
+    elif failure == "create":
+
+        def broken(self):
+            raise AttributeError("module 'ipywidgets' has no attribute 'IntSlider'")
+
+        monkeypatch.setattr(replay_module.BackwardReplay, "widget", broken)
+    else:
+
+        class NoView:
+            def _repr_mimebundle_(self, **kwargs):
+                raise RuntimeError("comm closed")
+
+        monkeypatch.setattr(replay_module.BackwardReplay, "widget", lambda self: NoView())
+    bundle = replay._repr_mimebundle_()  # no exception
+    assert set(bundle) == {"text/plain", "text/html"}
+    assert bundle["text/plain"] == replay.table()
+    note = re.search(r"<p><em>(.*?)</em></p>", bundle["text/html"]).group(1)
+    assert note.startswith("Showing all steps: ") and "Fix: pip install ipywidgets" in note
+    assert "\n" not in note and "Traceback" not in bundle["text/html"]
+    assert bundle["text/html"].count("data:image/svg+xml;base64,") == len(replay)
+
+
+def test_missing_ipywidgets_in_a_kernel_is_named(monkeypatch):
+    import importlib.util
+
+    import IPython
+
+    class Shell:
+        kernel = object()
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(IPython, "get_ipython", lambda: Shell())
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "ipywidgets" else real(name, *a),
+    )
+    _, _, loss = classic()
+    html = replay_backward(loss)._repr_mimebundle_()["text/html"]
+    assert "Showing all steps: ipywidgets is not installed. Fix: pip install ipywidgets" in html
 
 
 def test_widget_slider_and_buttons_redraw(monkeypatch):
@@ -222,3 +378,8 @@ def test_widget_slider_and_buttons_redraw(monkeypatch):
     bundle = replay._repr_mimebundle_()
     assert bundle["text/plain"] == replay.table()
     assert "application/vnd.jupyter.widget-view+json" in bundle
+    # the static copy a reopened notebook (or a front end without widgets) shows instead
+    html = bundle["text/html"]
+    assert "Static copy of step 1. Run this cell again" in html
+    assert "step 1 of 6: node n1 SumBackward0 runs" in html
+    assert html.count("data:image/svg+xml;base64,") == 1 and escape(replay.table()) in html
