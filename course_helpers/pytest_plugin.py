@@ -9,7 +9,10 @@ It makes ``pytest --nbval`` runs of the course hermetic and strict:
   on which Graphviz build drew it (or the pure-Python fallback). Every picture also
   has a ``text/plain`` form that lists its nodes and edges in a fixed order, and that
   form *is* compared, so a change in the graph still fails the test;
-- one sanitizer: PyTorch names a tensor's legacy type in some error messages
+- a picture's ``text/html`` form carries the same SVG inline (with its text form in a
+  ``<details>`` element under it): the inline ``<svg>…</svg>`` is compared as ``<svg/>``,
+  the rest of the HTML is compared;
+- PyTorch names a tensor's legacy type in some error messages
   (``[torch.FloatTensor [3]]`` on the CPU, ``[torch.cuda.FloatTensor [3]]`` on a GPU), so
   ``torch.cuda.XTensor`` is compared as ``torch.XTensor``. The rest of the message is compared.
 """
@@ -27,7 +30,10 @@ def pytest_configure(config):
     os.environ["COURSE_PROGRESS"] = "off"
 
 
-SANITIZERS = {r"torch\.cuda\.(\w+Tensor)\b": r"torch.\1"}
+SANITIZERS = {
+    r"torch\.cuda\.(\w+Tensor)\b": r"torch.\1",
+    r"<svg[\s\S]*?</svg>": "<svg/>",
+}
 
 
 def pytest_collectstart(collector):

@@ -23,6 +23,14 @@ def test_cuda_tensor_type_names_compare_equal_to_cpu_ones():
     assert _sanitize("[torch.cuda.LongTensor [2, 3]]") == "[torch.LongTensor [2, 3]]"
 
 
+def test_inline_svg_in_html_compares_equal_whatever_drew_it():
+    dot = '<div><svg width="90pt">\n<g id="graph0">dot</g>\n</svg><details>n0</details></div>'
+    builtin = '<div><svg viewBox="0 0 9 9"><rect/></svg><details>n0</details></div>'
+    other_text = '<div><svg viewBox="0 0 9 9"><rect/></svg><details>n1</details></div>'
+    assert _sanitize(dot) == _sanitize(builtin) == "<div><svg/><details>n0</details></div>"
+    assert _sanitize(other_text) != _sanitize(builtin)
+
+
 def test_sanitizer_leaves_other_text_alone():
     text = "torch.cuda.is_available() is False; shape (3,) vs (3, 1)"
     assert _sanitize(text) == text
