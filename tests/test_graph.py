@@ -436,6 +436,8 @@ def test_same_text_and_dot_in_two_processes():
         "p = draw_graph(loss, {'x': x, 'y': y}, show_dtype=True, show_version=True)\n"
         "print(p.text()); print(p.source)\n"
         "print(torchviz_graph(loss, {'x': x, 'y': y}).source)\n"
+        "import os; os.environ['COURSE_GRAPHVIZ'] = 'off'\n"  # the fallback SVG and the HTML
+        "print(p._repr_mimebundle_()['text/html'])\n"
     )
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "random"}
     procs = [  # both at once: each pays torch's import time
@@ -453,7 +455,8 @@ def test_same_text_and_dot_in_two_processes():
     assert all(p.returncode == 0 for p in procs), outputs[0][1]
     assert outputs[0][0] == outputs[1][0]
     assert "grad [32.0000, 100.0000]" in outputs[0][0]
-    assert "0x" not in outputs[0][0]
+    assert "0x" not in outputs[0][0].split('<div class="course-graph">')[0]  # no addresses
+    assert outputs[0][0].count("data:image/svg+xml;base64,") == 1
 
 
 # ----------------------------------------------------------------------------- big graphs
