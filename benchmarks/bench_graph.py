@@ -5,7 +5,8 @@ Run: .venv/bin/python benchmarks/bench_graph.py [--repeat N]
 For each graph it prints the node count of our picture and the best-of-N seconds for
 - ``ours+dot``: ``draw_graph(out, max_nodes=...).svg()`` with Graphviz ``dot``;
 - ``ours, no dot``: the same with ``COURSE_GRAPHVIZ=off`` (pure-Python layout + SVG);
-- ``torchviz``: ``torchviz.make_dot(out).pipe("svg")`` (walk + ``dot``), same graph.
+- ``torchviz``: ``torchviz.make_dot(out).pipe("svg")`` (walk + ``dot``), same graph;
+and, for two small models, ``replay_backward(...).static_html()`` (every step drawn).
 Graphs are drawn in full (no collapsing) so both tools draw the same nodes.
 Timings are machine-specific: they are printed, never asserted.
 """
@@ -21,7 +22,7 @@ import warnings
 
 import torch
 
-from course_helpers import draw_graph
+from course_helpers import draw_graph, replay_backward
 from course_helpers.graph import graphviz_dot
 
 
@@ -110,6 +111,20 @@ def ours(out, use_dot: bool, **options):
             os.environ["COURSE_GRAPHVIZ"] = previous
 
 
+def replay_html(build, use_dot: bool) -> str:
+    """Forward, replay (the real backward) and the static HTML of all its steps."""
+    previous = os.environ.get("COURSE_GRAPHVIZ")
+    if not use_dot:
+        os.environ["COURSE_GRAPHVIZ"] = "off"
+    try:
+        return replay_backward(build()).static_html()
+    finally:
+        if previous is None:
+            os.environ.pop("COURSE_GRAPHVIZ", None)
+        else:
+            os.environ["COURSE_GRAPHVIZ"] = previous
+
+
 def theirs(out):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -159,6 +174,15 @@ def main(argv=None) -> int:
             f"{name:<16} {nodes:>6} {fmt(with_dot)} {fmt(without)} {fmt(plain)} {fmt(tv)} "
             f"{ratio:>6} {plain_ratio:>8}"
         )
+    print()
+    print("replay_backward: every step's picture as static HTML (the no-widget fallback)")
+    for name, build in (("MLP 2 layers", lambda: mlp(2)), ("small CNN", cnn)):
+        for use_dot in ([True] if has_dot else []) + [False]:
+            seconds = best(lambda build=build, d=use_dot: replay_html(build, d), args.repeat)
+            steps = len(replay_backward(build()))
+            label = "dot" if use_dot else "no dot"
+            print(f"{name:<16} {steps:>4} steps  {label:<6} {seconds:8.3f} s")
+    print()
     print("ours+dot: the teaching picture (saved tensors, grads); plain: the same content as")
     print("torchviz's default picture (show_saved=False, show_grad=False), drawn by dot.")
     print("ratio = ours+dot / torchviz, plain/tv = plain / torchviz (below 1: we are faster).")
