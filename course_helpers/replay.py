@@ -304,7 +304,7 @@ class BackwardReplay:
                     bundle[key] = view[key]
                     bundle["text/html"] = self.first_step_html(
                         "Static copy of step 1. Run this cell again to step through the "
-                        "replay (needs ipywidgets: pip install ipywidgets)."
+                        "replay (the buttons need a running kernel with ipywidgets)."
                     )
                     return bundle
                 problem = "the step-through widget could not be displayed"

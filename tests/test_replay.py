@@ -380,6 +380,7 @@ def test_widget_slider_and_buttons_redraw(monkeypatch):
     assert "application/vnd.jupyter.widget-view+json" in bundle
     # the static copy a reopened notebook (or a front end without widgets) shows instead
     html = bundle["text/html"]
-    assert "Static copy of step 1. Run this cell again" in html
+    assert "Static copy of step 1. Run this cell again to step through" in html
+    assert "running kernel with ipywidgets" in html
     assert "step 1 of 6: node n1 SumBackward0 runs" in html
     assert html.count("data:image/svg+xml;base64,") == 1 and escape(replay.table()) in html
