@@ -117,6 +117,15 @@ def _evaluate_cases(g):
     ]
 
 
+def _seeded_batches():
+    from torch.utils.data import DataLoader, TensorDataset
+
+    loader = DataLoader(
+        TensorDataset(torch.arange(10)), batch_size=4, shuffle=True, generator=cpu_generator(3)
+    )
+    return [batch.tolist() for (batch,) in loader]
+
+
 EXERCISES = [
     # --- quick questions in the lesson notebook ---
     Exercise(
@@ -328,5 +337,54 @@ EXERCISES = [
             "Four batches, the last one holding 4 samples: (4, 4).",
         ),
         solution="answer = (4, 4)",
+    ),
+    Exercise(
+        id="11.seeded_loader",
+        title="A shuffling order fixed by a seed",
+        lesson=LESSON,
+        kind="value",
+        build_reference=_seeded_batches,
+        hints=(
+            "The order must come from seed 3 alone, whatever happened to the global generator "
+            "before. Which DataLoader argument takes a generator of its own?",
+            "DataLoader(..., shuffle=True, generator=...) draws the shuffling order from that "
+            "generator; torch.manual_seed changes the global one, which other code also uses.",
+            "Pass generator=cpu_generator(3) to the DataLoader, then collect batch.tolist() for "
+            "each (batch,) it yields.",
+        ),
+        solution=(
+            "loader = DataLoader(\n"
+            "    TensorDataset(torch.arange(10)), batch_size=4, shuffle=True, "
+            "generator=cpu_generator(3)\n"
+            ")\n"
+            "answer = [batch.tolist() for (batch,) in loader]"
+        ),
+    ),
+    Exercise(
+        id="11.clip_with_scaler",
+        title="Gradient clipping with a GradScaler",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "b",
+        options={
+            "a": "scaler.scale(loss).backward(); clip_grad_norm_(...); scaler.step(optimizer)",
+            "b": "scaler.scale(loss).backward(); scaler.unscale_(optimizer); "
+            "clip_grad_norm_(...); scaler.step(optimizer)",
+            "c": "scaler.scale(loss).backward(); scaler.step(optimizer); clip_grad_norm_(...)",
+        },
+        explanations={
+            "a": "After scaler.scale(loss).backward() the gradients are multiplied by the scale "
+            "factor, so the clipping compares scaled gradients with max_norm and cuts them far "
+            "too much.",
+            "c": "scaler.step(optimizer) has already updated the parameters: clipping afterwards "
+            "changes gradients that are no longer used.",
+        },
+        hints=(
+            "What do the gradients in .grad hold right after scaler.scale(loss).backward()?",
+            "They are multiplied by the scale factor. Clipping must see the true gradients, and "
+            "it must happen before the update.",
+            "Unscale first, clip second, step last.",
+        ),
+        solution='answer = "b"',
     ),
 ]
