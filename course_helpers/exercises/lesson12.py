@@ -163,6 +163,26 @@ def _train_cases(g):
     return [(200, get_device()), (30, get_device())]
 
 
+def _first_nonfinite(losses):
+    bad = (~torch.isfinite(torch.tensor(losses, dtype=torch.float64))).nonzero()
+    return int(bad[0, 0]) if len(bad) else -1
+
+
+def _nonfinite_cases(g):
+    inf, nan = float("inf"), float("nan")
+    rising = [round(v, 4) for v in (torch.rand(12, generator=g) * 10).tolist()]
+    with_inf = rising[:7] + [inf] + rising[8:]
+    with_nan = rising[:3] + [nan] * 9
+    return [
+        (with_inf,),
+        (with_nan,),
+        (rising,),  # all finite
+        ([1.0, -inf, nan],),  # -inf counts too
+        ([nan],),  # a single loss, not finite at once
+        ([],),  # no steps at all
+    ]
+
+
 EXERCISES = [
     # --- quick questions in the lesson notebook ---
     Exercise(
@@ -454,5 +474,53 @@ EXERCISES = [
             "        history.append(evaluate(model, x_val, y_val))\n"
             "    return torch.stack(history)"
         ),
+    ),
+    Exercise(
+        id="12.first_nonfinite",
+        title="The first non-finite loss",
+        lesson=LESSON,
+        kind="function",
+        build_reference=lambda: _first_nonfinite,
+        cases=_nonfinite_cases,
+        hints=(
+            "torch.isfinite(t) is True where a value is an ordinary number: not inf, -inf or "
+            "nan. Make a tensor of the losses first.",
+            "Negate it to mark the bad steps, then find the position of the first True; when "
+            "there is none (all finite, or an empty tensor), return -1.",
+            "bad = (~torch.isfinite(torch.tensor(losses, dtype=torch.float64))).nonzero(); "
+            "return the first row's index as an int, or -1 when bad is empty.",
+        ),
+        solution=(
+            "def first_nonfinite(losses):\n"
+            "    bad = (~torch.isfinite(torch.tensor(losses, dtype=torch.float64))).nonzero()\n"
+            "    return int(bad[0, 0]) if len(bad) else -1"
+        ),
+    ),
+    Exercise(
+        id="12.overfit_one_batch",
+        title="Overfitting one batch fails",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "b",
+        options={
+            "a": "the model needs more data and more steps",
+            "b": "something is wrong in the model, the loss or the update: check the shapes "
+            "that meet in the loss first",
+            "c": "the model is overfitting and needs regularisation",
+        },
+        explanations={
+            "a": "More data makes the task harder, not easier: a working model learns 8 samples "
+            "almost by heart in a few hundred steps. If it cannot, the problem is not the "
+            "amount of data.",
+            "c": "Overfitting would drive the loss on those 8 samples towards zero; here it "
+            "stays high, which is the opposite.",
+        },
+        hints=(
+            "What should a working model do with only 8 samples and 300 steps?",
+            "It should learn them almost by heart: the loss goes to nearly zero. A loss stuck "
+            "at the variance of the targets is a known signature from this lesson.",
+            "Think of the broadcast loss of Step 2: its floor is the variance of the targets.",
+        ),
+        solution='answer = "b"',
     ),
 ]
