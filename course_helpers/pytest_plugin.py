@@ -9,9 +9,9 @@ It makes ``pytest --nbval`` runs of the course hermetic and strict:
   on which Graphviz build drew it (or the pure-Python fallback). Every picture also
   has a ``text/plain`` form that lists its nodes and edges in a fixed order, and that
   form *is* compared, so a change in the graph still fails the test;
-- a picture's ``text/html`` form carries the same SVG inline (with its text form in a
-  ``<details>`` element under it): the inline ``<svg>…</svg>`` is compared as ``<svg/>``,
-  the rest of the HTML is compared;
+- a picture's ``text/html`` form carries the same SVG as an ``<img>`` data URL (with its
+  text form in a ``<details>`` element under it): the base64 SVG (and any inline
+  ``<svg>…</svg>``) is blanked before comparing; the rest of the HTML is compared;
 - PyTorch names a tensor's legacy type in some error messages
   (``[torch.FloatTensor [3]]`` on the CPU, ``[torch.cuda.FloatTensor [3]]`` on a GPU), so
   ``torch.cuda.XTensor`` is compared as ``torch.XTensor``. The rest of the message is compared.
@@ -33,6 +33,7 @@ def pytest_configure(config):
 SANITIZERS = {
     r"torch\.cuda\.(\w+Tensor)\b": r"torch.\1",
     r"<svg[\s\S]*?</svg>": "<svg/>",
+    r"data:image/svg\+xml;base64,[A-Za-z0-9+/=]+": "data:image/svg+xml;base64,...",
 }
 
 

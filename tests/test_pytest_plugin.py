@@ -29,6 +29,10 @@ def test_inline_svg_in_html_compares_equal_whatever_drew_it():
     other_text = '<div><svg viewBox="0 0 9 9"><rect/></svg><details>n1</details></div>'
     assert _sanitize(dot) == _sanitize(builtin) == "<div><svg/><details>n0</details></div>"
     assert _sanitize(other_text) != _sanitize(builtin)
+    img = '<img src="data:image/svg+xml;base64,{}"><details>n0</details>'
+    dot_img, builtin_img = img.format("PHN2Zz4uLi4="), img.format("PHN2ZyB2aWV3Qm94PSIwIi8+")
+    assert _sanitize(dot_img) == _sanitize(builtin_img)
+    assert _sanitize(builtin_img.replace("n0", "n1")) != _sanitize(builtin_img)
 
 
 def test_sanitizer_leaves_other_text_alone():
