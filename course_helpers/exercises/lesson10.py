@@ -200,7 +200,8 @@ EXERCISES = [
         explanations={
             "a": "A buffer is not trained, so it is not a parameter; it is only saved and moved "
             "with the module.",
-            "c": "That is a plain tensor attribute. A registered buffer is saved in state_dict().",
+            "c": "That is a plain tensor attribute (or a buffer registered with persistent=False). "
+            "A buffer registered with the default persistent=True is saved in state_dict().",
         },
         hints=(
             "A buffer must be saved with the model, but not trained.",
