@@ -334,7 +334,7 @@ EXERCISES = [
         hints=(
             "len(loader) counts batches, including a last, shorter one.",
             "100 = 3 × 32 + 4: three full batches and what is left over.",
-            "Four batches, the last one holding 4 samples: (4, 4).",
+            "Three full batches of 32 make 96 samples; one more batch holds what is left.",
         ),
         solution="answer = (4, 4)",
     ),
