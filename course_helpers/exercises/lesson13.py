@@ -416,8 +416,8 @@ EXERCISES = [
             "NCCL needs one GPU per process on this machine; otherwise stay on the CPU.",
             "Compare cuda_count with local_world_size; a process's GPU is numbered by its "
             "local rank.",
-            'Return ("nccl", f"cuda:{local_rank}") when cuda_count >= local_world_size, else '
-            '("gloo", "cpu").',
+            "When there are at least as many GPUs as local processes: NCCL, and the GPU whose "
+            "number is the local rank; in every other case: gloo on the CPU.",
         ),
         solution=(
             "def pick_backend(cuda_count, local_rank, local_world_size):\n"
