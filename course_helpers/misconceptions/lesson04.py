@@ -15,10 +15,6 @@ def _center_by_global_mean(x):
     return x - x.mean()
 
 
-def _center_rows_in_place(x):
-    return x.sub_(x.mean(dim=1, keepdim=True))
-
-
 def _mse_unchanged(prediction, target):
     return ((prediction - target) ** 2).mean()
 
@@ -94,15 +90,6 @@ _MORE = [
         message=(
             "mean() with no dim averages the whole matrix, so the rows are shifted by one "
             "common number and their own means are not 0. Each row needs its own mean."
-        ),
-    ),
-    Misconception(
-        exercise_id="04.center_rows",
-        label="in place on the input",
-        build_answer=lambda: _center_rows_in_place,
-        message=(
-            "sub_ overwrites the caller's tensor: after the call their x is gone. Compute a "
-            "new tensor with the out-of-place operator instead."
         ),
     ),
     # --- 04.fix_mse ---

@@ -12,11 +12,6 @@ def _predict_with_graph(weight, inputs):
     return inputs @ weight
 
 
-def _predict_by_freezing_weight(weight, inputs):
-    weight.requires_grad_(False)
-    return inputs @ weight
-
-
 def _stop_gradient(detached: str):
     w = torch.tensor(0.5, requires_grad=True)
     x = torch.tensor(3.0)
@@ -81,16 +76,6 @@ MISCONCEPTIONS = [
             "The product was recorded because weight requires grad. Calling torch.no_grad() "
             "on its own line only creates the context manager: it switches recording off only "
             "for the code indented under a `with` statement."
-        ),
-    ),
-    Misconception(
-        exercise_id="07.predict_no_grad",
-        label="weight frozen in place",
-        build_answer=lambda: _predict_by_freezing_weight,
-        message=(
-            "requires_grad_(False) changes the caller's weight for good: the training code "
-            "that owns it would stop getting gradients. Switch recording off for this "
-            "computation only, and leave weight as it was."
         ),
     ),
     # --- 07.stop_gradient ---

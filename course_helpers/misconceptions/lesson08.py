@@ -7,12 +7,6 @@ import torch
 from course_helpers.misconceptions import Misconception
 
 
-def _scale_and_clip_in_place(x):
-    x *= 2
-    x.clamp_(max=1.0)
-    return x
-
-
 def _clip_then_scale(x):
     return torch.clamp(x, max=1.0) * 2
 
@@ -142,16 +136,6 @@ MISCONCEPTIONS = [
         ),
     ),
     # --- 08.out_of_place ---
-    Misconception(
-        exercise_id="08.out_of_place",
-        label="still in place",
-        build_answer=lambda: _scale_and_clip_in_place,
-        message=(
-            "*= and clamp_ write into the caller's tensor. Giving it another name first "
-            "(y = x) copies nothing: both names refer to the same tensor. Let each operation "
-            "return a new tensor instead."
-        ),
-    ),
     Misconception(
         exercise_id="08.out_of_place",
         label="clipped before scaling",

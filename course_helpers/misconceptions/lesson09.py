@@ -38,13 +38,6 @@ def _second_derivative_via_mean(x):
     return d2
 
 
-def _second_derivative_modifying_x(x):
-    x.requires_grad_()
-    (d1,) = torch.autograd.grad(torch.tanh(x).sum(), x, create_graph=True)
-    (d2,) = torch.autograd.grad(d1.sum(), x)
-    return d2
-
-
 def _derivative_in_grad(order: int):
     x = torch.tensor(1.5, requires_grad=True)
     if order == 1:
@@ -150,15 +143,6 @@ MISCONCEPTIONS = [
         message=(
             "One call to torch.autograd.grad gives the first derivative, 1 - tanh². For the "
             "second, keep that result's graph (create_graph=True) and differentiate it again."
-        ),
-    ),
-    Misconception(
-        exercise_id="09.second_derivative_tanh",
-        label="in place on x",
-        build_answer=lambda: _second_derivative_modifying_x,
-        message=(
-            "x.requires_grad_() changes the caller's tensor. Make a tracked copy of x for "
-            "autograd and leave x as it arrived."
         ),
     ),
     Misconception(

@@ -27,13 +27,6 @@ def _gd_step_ascent(w, x, y, lr):
         return w + lr * w.grad
 
 
-def _gd_step_modifies_w(w, x, y, lr):
-    w.requires_grad_(True)
-    ((x @ w - y) ** 2).mean().backward()
-    with torch.no_grad():
-        return w - lr * w.grad
-
-
 def _small_data():
     from course_helpers.notebook import cpu_generator
 
@@ -141,15 +134,6 @@ MISCONCEPTIONS = [
         message=(
             "Adding the gradient moves uphill, toward a larger loss. Gradient descent steps "
             "against the gradient."
-        ),
-    ),
-    Misconception(
-        exercise_id="11.gd_step",
-        label="given w modified",
-        build_answer=lambda: _gd_step_modifies_w,
-        message=(
-            "w.requires_grad_() switches on gradient tracking in the caller's own tensor. "
-            "Work on a detached copy of w."
         ),
     ),
     # --- 11.leaf_after_steps ---
