@@ -27,6 +27,10 @@ def _flatten_from_dim2(batch):
     return batch.flatten(start_dim=2)
 
 
+def _flatten_after_squeeze(batch):
+    return batch.squeeze().flatten(start_dim=1)
+
+
 def _columns_contiguous_instead_of_flatten(m):
     return m.t().contiguous()
 
@@ -162,6 +166,16 @@ _MORE = [
             "start_dim is the first dimension that gets merged, so start_dim=2 keeps the "
             "channels separate and merges only height and width. Every dimension after the "
             "batch dimension belongs in the vector."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.flatten_images",
+        label="squeeze() without a dim",
+        build_answer=lambda: _flatten_after_squeeze,
+        message=(
+            "squeeze() with no dim removes every dimension of size 1, so a batch of one "
+            "loses its batch dimension (and a single channel its channel) before flattening. "
+            "Flatten the batch as it comes."
         ),
     ),
     # --- 03.columns_in_order ---
