@@ -63,15 +63,14 @@ def _train_both(mistake: str):
     data = torch.randn(10, 4, generator=g)
     target = torch.randn(10, 1, generator=g)
     losses = []
-    frozen = torch.tanh(data @ proj).detach()
+    once = torch.tanh(data @ proj)
     for _ in range(5):
-        features = frozen if mistake == "features detached" else torch.tanh(data @ proj)
+        features = once if mistake == "graph retained" else torch.tanh(data @ proj)
         loss = ((features @ head - target) ** 2).mean()
-        loss.backward()
+        loss.backward(retain_graph=mistake == "graph retained")
         with torch.no_grad():
             for p in (proj, head):
-                if p.grad is not None:
-                    p -= 0.1 * p.grad
+                p -= 0.1 * p.grad
                 p.grad = None
         losses.append(loss if mistake == "tensors kept" else loss.item())
     return _what_is_checked(losses)
@@ -217,12 +216,13 @@ MISCONCEPTIONS = [
     ),
     Misconception(
         exercise_id="09.train_both",
-        label="features detached",
-        build_answer=lambda: _train_both("features detached"),
+        label="retain_graph with features computed once",
+        build_answer=lambda: _train_both("graph retained"),
         message=(
-            "Detaching the features lets the loop run, but it cuts proj out of the graph: "
-            "proj never gets a gradient and never learns. Each step needs its own graph "
-            "through the current proj, so build it inside the loop."
+            "retain_graph=True lets every step run, but the features were computed once, "
+            "from the first proj: proj's updates never reach the features the loss sees, so "
+            "every step trains on stale features. Each step needs its own forward pass "
+            "through the current proj."
         ),
     ),
 ]
