@@ -134,9 +134,10 @@ _MORE = [
         label="squeeze() without a dim",
         build_answer=lambda: _as_batch_squeeze_first,
         message=(
-            "squeeze() with no dim removes every dimension of size 1: a batch of one loses "
-            "its batch dimension, and a single-channel image loses its channel. Decide from "
-            "x.dim() instead of removing sizes."
+            "squeeze() with no dim removes every dimension of size 1, whatever it means: a "
+            "single-channel image loses its channel, and an input that already is a batch "
+            "gets a fifth dimension from unsqueeze(0). Decide from x.dim() whether a batch "
+            "dimension is missing."
         ),
     ),
     Misconception(

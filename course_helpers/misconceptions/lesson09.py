@@ -179,7 +179,7 @@ MISCONCEPTIONS = [
         label="answers swapped",
         build_answer=lambda: (False, True),
         message=(
-            "the two are the other way round: which call records the backward pass as a "
+            "The two are the other way round: which call records the backward pass as a "
             "graph? That one gives a gradient with a history."
         ),
     ),

@@ -242,7 +242,7 @@ MISCONCEPTIONS = [
         label="the changed ones",
         build_answer=lambda: _stuck_inverted,
         message=(
-            "These are the parameters that did change. The task asks for the ones whose "
+            "these are the parameters that did change; the task asks for the ones whose "
             "values stayed exactly the same."
         ),
     ),
