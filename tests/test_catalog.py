@@ -24,6 +24,7 @@ LESSON_STEMS = (
     "10_parameters_and_modules",
     "11_training_loops",
     "12_capstone_debugging",
+    "13_distributed_data_parallel",
 )
 EXERCISES = catalog()
 IDS = [e.id for e in EXERCISES]
