@@ -157,7 +157,9 @@ def test_run_all_shows_no_errors_and_renders_everything(page, lab, relative):
     assert rendered >= widgets, f"{relative}: {widgets} widget outputs but {rendered} rendered"
 
     pictures = _mime_count(cells, "image/svg+xml")
-    shown = page.locator(".jp-RenderedSVG svg, .jp-RenderedSVG img, .jp-RenderedImage img").count()
+    shown = page.locator(
+        ".course-graph img, .jp-RenderedSVG svg, .jp-RenderedSVG img, .jp-RenderedImage img"
+    ).count()
     assert shown >= pictures, f"{relative}: {pictures} graph pictures but {shown} on the page"
 
     texts = [
