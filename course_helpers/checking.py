@@ -10,7 +10,8 @@ Checking is split in two so that grading can happen outside the learner's kernel
   in the kernel for instant feedback, and in the grader's own process for grading.
 
 ``COURSE_STRICT=1`` makes a check that does not pass raise :class:`ExerciseFailed`;
-``COURSE_GRADING_DIR`` (set by the grader) makes ``check`` also save each submission there.
+``COURSE_GRADING_DIR`` (set by the grader) makes ``check`` keep every submission in memory
+for the grader, which collects them after the notebook ran (``dump_for_grader``).
 """
 
 from __future__ import annotations
@@ -160,17 +161,24 @@ def _note_once(text: str) -> None:
         print(f"note: {text}", file=sys.stderr)
 
 
+_grader_log: list[tuple[str, dict]] = []  # every attempt, in order, while being graded
+
+
 def _save_for_grader(exercise_id: str, submission: dict) -> None:
-    folder = os.environ.get(GRADING_ENV)
-    if not folder:
-        return
+    """While graded (``COURSE_GRADING_DIR`` set), keep every attempt in memory; the grader
+    asks for them with :func:`dump_for_grader` only after the notebook's own cells ran, into a
+    folder it creates then (so no cell can pre-fill it)."""
+    if os.environ.get(GRADING_ENV):
+        _grader_log.append((exercise_id, submission))
+
+
+def dump_for_grader(folder: str | os.PathLike) -> None:
+    """Write the attempts kept by ``check`` into ``folder`` (called by the grader only)."""
     import torch
 
-    path = submission_path(folder, exercise_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    torch.save(submission, temporary)
-    os.replace(temporary, path)
+    torch.save(
+        {"format": SUBMISSION_FORMAT, "attempts": list(_grader_log)}, Path(folder) / "log.pt"
+    )
 
 
 def submission_path(folder: str | os.PathLike, exercise_id: str) -> Path:
@@ -199,6 +207,8 @@ def collect(exercise, answer: Any) -> dict:
         submission["answer"] = _run_function(exercise, answer)
     else:
         submission["answer"] = dx.describe(answer)
+    if dx.is_record(answer):  # a hand-made record is not an answer (the grader rejects it)
+        submission["learner_record"] = True
     return submission
 
 

@@ -242,3 +242,78 @@ def python_type_name(record: Any) -> str:
     if kind == "object":
         return f"a {record['name']} object"
     return names.get(kind, kind)
+
+
+# --------------------------------------------------------------------------- validation
+
+_TENSOR_KEYS = {
+    "_r",
+    "shape",
+    "dtype",
+    "device",
+    "requires_grad",
+    "is_leaf",
+    "grad_fn",
+    "version",
+    "grad",
+    "data",
+}
+
+
+def invalid_reason(record: Any, depth: int = 0) -> str | None:
+    """Why ``record`` cannot be a record made by :func:`describe`, or None when it can.
+
+    Catches hand-made records: a tensor record whose payload disagrees with its metadata
+    (e.g. an empty tensor labelled with the expected shape), unknown keys, wrong types.
+    """
+    import torch
+
+    if depth > 50:
+        return "it is nested too deeply"
+    if isinstance(record, (bool, int, float, complex, str)):
+        return None
+    if not is_record(record):
+        return f"it holds a {type(record).__name__}, which describe() never produces"
+    kind = record["_r"]
+    if kind == "tensor":
+        if set(record) != _TENSOR_KEYS:
+            return "a tensor record has unexpected or missing fields"
+        data, shape = record["data"], record["shape"]
+        if not isinstance(shape, (tuple, list)) or not all(
+            isinstance(d, int) and d >= 0 for d in shape
+        ):
+            return "a tensor record's shape is not a list of sizes"
+        if data is not None:
+            if not isinstance(data, torch.Tensor) or data.layout != torch.strided:
+                return "a tensor record's payload is not a dense tensor"
+            if tuple(data.shape) != tuple(shape):
+                return (
+                    f"a tensor record's payload has shape {tuple(data.shape)} but its metadata "
+                    f"says {tuple(shape)}"
+                )
+            if dtype_name(data.dtype) != record["dtype"]:
+                return "a tensor record's payload dtype disagrees with its metadata"
+        elif record["device"] != "meta":
+            return "a tensor record has no payload but is not a meta tensor"
+        if record["grad"] is not None:
+            if kind_of(record["grad"]) != "tensor":
+                return "a tensor record's grad is not a tensor record"
+            return invalid_reason(record["grad"], depth + 1)
+        return None
+    children: list = []
+    if kind in ("list", "tuple", "set"):
+        children = list(record.get("items", []))
+    elif kind == "dict":
+        children = list(record.get("keys", [])) + list(record.get("values", []))
+    elif kind == "function_run":
+        for run in record.get("runs", []):
+            if not isinstance(run, dict):
+                return "a function run is malformed"
+            if run.get("output") is not None:
+                children.append(run.get("output"))
+            children.extend(a for a in run.get("args_after", []) if a is not None)
+    for child in children:
+        reason = invalid_reason(child, depth + 1)
+        if reason:
+            return reason
+    return None

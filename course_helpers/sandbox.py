@@ -1,0 +1,101 @@
+"""Run one submission's worker isolated: bubblewrap when it works here, resource limits always.
+
+With ``bwrap`` (Debian package ``bubblewrap``) the worker sees the whole file system
+read-only (the course package and its references included), a private ``/tmp``, only its
+own writable work folder, no submissions folder, no network, and its own PID namespace:
+when it ends, every process it started ends with it. Without it, the worker runs as a plain
+child in its own session (killed as a group afterwards) and :func:`isolation` says what is
+not isolated. Limits (memory, CPU time, processes, file size) are set with ``setrlimit`` in
+the child before it starts, with or without bubblewrap.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory_mb: int = 4096  # address space per process
+    cpu_s: int = 600  # CPU seconds per process
+    processes: int = 512  # per user (not enforced for root)
+    file_mb: int = 256  # largest file it may write
+
+
+@functools.lru_cache(maxsize=1)
+def bwrap_works() -> bool:
+    """Whether ``bwrap`` is installed and can create its namespaces here."""
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return False
+    try:
+        done = subprocess.run([exe, *_BASE, "true"], capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+_BASE = [
+    "--ro-bind", "/", "/",
+    "--dev", "/dev",
+    "--proc", "/proc",
+    "--tmpfs", "/tmp",
+    "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+    "--die-with-parent", "--new-session",
+]  # fmt: skip
+
+
+def isolation(use_sandbox: bool = True) -> str:
+    """One line saying how submissions are isolated (shown at the start of every batch)."""
+    if use_sandbox and bwrap_works():
+        return (
+            "isolation: bubblewrap (read-only file system, own /tmp and work folder, no network, "
+            "own PID namespace) plus memory/CPU/process/file-size limits"
+        )
+    return (
+        "WARNING: NOT ISOLATED: bubblewrap (bwrap) is missing or cannot create namespaces here. "
+        "Submissions run as plain processes of this user: they can read other submissions, "
+        "reach the network, write anywhere this user may (the course package is checked and "
+        "restored after each one), and signal this user's processes. Only the memory/CPU/"
+        "process/file-size limits and killing each one's process group apply."
+    )
+
+
+def command(argv: list[str], work: Path, hide: list[Path], use_sandbox: bool = True) -> list[str]:
+    """``argv`` wrapped in bubblewrap (when it works), with ``work`` its only writable folder
+    and each folder of ``hide`` replaced by an empty one."""
+    if not (use_sandbox and bwrap_works()):
+        return argv
+    wrapped = [shutil.which("bwrap") or "bwrap", *_BASE]
+    for folder in hide:
+        wrapped += ["--tmpfs", str(Path(folder).resolve())]
+    work = str(Path(work).resolve())
+    wrapped += ["--bind", work, work, "--chdir", work, "--setenv", "HOME", work]
+    return wrapped + ["--", *argv]
+
+
+def preexec(limits: Limits):
+    """A ``preexec_fn`` that applies ``limits`` with ``resource.setrlimit``."""
+
+    def apply() -> None:
+        import resource
+
+        for name, value in (
+            ("RLIMIT_AS", limits.memory_mb * 2**20),
+            ("RLIMIT_CPU", limits.cpu_s),
+            ("RLIMIT_NPROC", limits.processes),
+            ("RLIMIT_FSIZE", limits.file_mb * 2**20),
+            ("RLIMIT_CORE", 0),
+        ):
+            which = getattr(resource, name, None)
+            if which is not None:
+                try:
+                    resource.setrlimit(which, (value, value))
+                except (ValueError, OSError):
+                    pass  # a hard limit already lower: keep it
+
+    return apply
