@@ -201,6 +201,8 @@ _SUSPECT_NAMES = {
     "killpg": "sends signals to processes",
     "fork": "forks processes",
     "setsid": "detaches processes",
+    "Popen": "starts other processes",
+    "system": "starts other processes",
 }
 _COURSE_MODULES = ("course_helpers.checking", "course_helpers.exercises", "course_helpers.records")
 _TORCH_COMPARISONS = {"allclose", "equal", "isclose", "eq", "testing", "__eq__"}

@@ -1,0 +1,173 @@
+"""Every tampering attack of issue 15, as a fixture notebook: no credit, the batch intact.
+
+The attack notebooks (tests/fixtures/grading/attacks/) are graded in one batch, two at a
+time, by a grader run from a temporary copy of ``course_helpers`` (``PYTHONPATH``), so an
+attack that edits the package can only reach that copy. A second, smaller batch runs without
+the sandbox, where the package checks and process-group kills must hold on their own.
+"""
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from course_helpers import sandbox
+
+ROOT = Path(__file__).resolve().parent.parent
+ATTACKS = Path(__file__).parent / "fixtures" / "grading" / "attacks"
+TIMEOUT = "30"
+
+
+def _grade(tmp: Path, names: list[str], *extra: str) -> dict:
+    package = tmp / "lib" / "course_helpers"
+    shutil.copytree(ROOT / "course_helpers", package, ignore=shutil.ignore_patterns("__pycache__"))
+    subs = tmp / "submissions"
+    subs.mkdir()
+    for name in names:
+        shutil.copy(ATTACKS / f"{name}.ipynb", subs)
+    env = dict(os.environ, PYTHONPATH=str(package.parent), PYTHONDONTWRITEBYTECODE="1")
+    env.pop("COURSE_GRADING_DIR", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "course_helpers", "grade", str(subs), "--timeout", TIMEOUT]
+        + ["--jobs", "2", "--json", "r.json", "--csv", "r.csv", "--per-student", "each"]
+        + list(extra),
+        cwd=tmp,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    report = json.loads((tmp / "r.json").read_text())
+    lesson = package / "exercises" / "lesson00.py"
+    return {
+        "status": done.returncode,
+        "stderr": done.stderr,
+        "by_name": {Path(nb["path"]).stem: nb for nb in report["notebooks"]},
+        "tmp": tmp,
+        "package_intact": lesson.read_bytes()
+        == (ROOT / lesson.relative_to(package.parent)).read_bytes(),
+    }
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    names = sorted(p.stem for p in ATTACKS.glob("*.ipynb"))
+    return _grade(tmp_path_factory.mktemp("attacks"), names)
+
+
+def points(nb, exercise_id):
+    return next(e for e in nb["exercises"] if e["exercise_id"] == exercise_id)
+
+
+def test_the_batch_survives_and_reports_every_notebook(batch):
+    names = {p.stem for p in ATTACKS.glob("*.ipynb")}
+    assert set(batch["by_name"]) == names
+    assert batch["status"] == 1
+    rows = list(csv.DictReader((batch["tmp"] / "r.csv").open()))
+    assert {Path(r["notebook"]).stem for r in rows} == names
+    assert {p.stem for p in (batch["tmp"] / "each").glob("*.json")} == names
+    assert f"[{len(names)}/{len(names)}]" in batch["stderr"]  # streamed progress
+
+
+def test_hand_made_records_with_empty_payloads_are_rejected(batch):
+    nb = batch["by_name"]["fake_record"]
+    assert nb["score"] == 0
+    assert {e["status"] for e in nb["exercises"]} == {"rejected"}
+    assert "hand-made record" in points(nb, "00.first_tensor")["message"]
+    assert "payload has shape (0,)" in points(nb, "00.how_to_run")["message"]
+
+
+def test_a_patched_collect_earns_nothing_and_is_flagged(batch):
+    nb = batch["by_name"]["patched_collect"]
+    assert points(nb, "00.first_tensor")["status"] == "rejected"
+    assert any("collect" in reason for reason in nb["review"])
+
+
+def test_records_written_into_grading_folders_count_for_nothing(batch):
+    nb = batch["by_name"]["grading_dir"]
+    assert points(nb, "00.first_tensor")["status"] == "failed"
+    assert any("COURSE_GRADING_DIR" in reason for reason in nb["review"])
+
+
+def test_reading_the_reference_is_flagged_for_review(batch):
+    # the references live in the learner's kernel: copying one cannot be told from
+    # computing it, so this earns the point; what the grader guarantees is the flag
+    nb = batch["by_name"]["reads_reference"]
+    assert any("reference" in reason for reason in nb["review"])
+
+
+def test_guessing_options_shows_attempts_and_first_attempt(batch):
+    nb = batch["by_name"]["guesses_options"]
+    guessed = points(nb, "00.how_to_run")
+    assert (guessed["attempts"], guessed["first_attempt"]) == (3, "failed")
+
+
+def test_first_attempt_option_gives_guessing_no_credit(tmp_path):
+    result = _grade(tmp_path, ["guesses_options"], "--first-attempt")
+    nb = result["by_name"]["guesses_options"]
+    assert nb["score"] == 0
+    assert points(nb, "00.how_to_run")["status"] == "failed"
+
+
+def test_editing_the_package_changes_no_later_verdict(batch):
+    assert batch["package_intact"]
+    assert points(batch["by_name"]["edits_package"], "00.first_tensor")["points"] == 0
+    assert points(batch["by_name"]["victim"], "00.first_tensor")["status"] == "failed"
+    assert points(batch["by_name"]["victim"], "00.how_to_run")["status"] == "passed"
+
+
+def test_killing_the_parent_costs_only_that_notebook(batch):
+    nb = batch["by_name"]["kills_parent"]
+    assert nb["run"].startswith("kernel died")
+    assert nb["score"] == 0
+
+
+def test_a_background_forger_reaches_no_other_submission(batch):
+    assert batch["by_name"]["background"]["score"] == 0
+    assert batch["by_name"]["victim"]["score"] == 1
+
+
+def test_a_huge_allocation_is_refused_and_the_notebook_goes_on(batch):
+    nb = batch["by_name"]["huge_memory"]
+    assert nb["run"] == "completed"
+    assert points(nb, "00.how_to_run")["status"] == "passed"
+
+
+def test_a_notebook_without_exercises_is_an_error(batch):
+    nb = batch["by_name"]["my_work"]
+    assert nb["run"].startswith("error: no recognised exercises")
+    assert nb["max_score"] == 0
+
+
+def test_without_the_sandbox_the_package_is_restored_and_others_unharmed(tmp_path):
+    # (no background forger here: without a PID namespace a detached process outlives its
+    # submission, which docs/grading.md states as a limit of running unsandboxed)
+    names = ["edits_package", "kills_parent", "victim"]
+    result = _grade(tmp_path, names, "--no-sandbox")
+    assert "NOT ISOLATED" in result["stderr"]
+    assert result["package_intact"]
+    assert set(result["by_name"]) == set(names)
+    edits = result["by_name"]["edits_package"]
+    assert any("course package changed" in reason for reason in edits["review"])
+    assert result["by_name"]["victim"]["score"] == 1
+    assert result["by_name"]["kills_parent"]["score"] == 0
+
+
+def test_bubblewrap_is_used_where_it_works():
+    line = sandbox.isolation()
+    assert ("bubblewrap" in line) == sandbox.bwrap_works()
+    wrapped = sandbox.command(["python"], Path("/tmp/w"), [Path("/tmp/subs")])
+    if sandbox.bwrap_works():
+        assert {"--unshare-net", "--unshare-pid", "--die-with-parent"} <= set(wrapped)
+        assert wrapped[wrapped.index("--ro-bind") + 1 : wrapped.index("--ro-bind") + 3] == [
+            "/",
+            "/",
+        ]
+    else:
+        assert wrapped == ["python"]
