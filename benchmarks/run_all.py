@@ -159,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     print(sub_benchmark("bench_graph.py", ["--repeat", "2" if args.quick else "5"]))
     print("\n## Check latency (benchmarks/bench_check.py)\n")
     print(sub_benchmark("bench_check.py", ["--runs", "50" if args.quick else "200"]))
+    print("\n## Grading throughput (benchmarks/bench_grading.py)\n")
+    print(sub_benchmark("bench_grading.py", ["--count", "20" if args.quick else "200"]))
     return 0
 
 

@@ -1,0 +1,64 @@
+"""Grading throughput: N copies of the lesson 01 exercise notebook, graded as one batch.
+
+``python benchmarks/bench_grading.py [--count N] [--jobs J] [--no-sandbox]`` prints the
+wall time, notebooks per minute and seconds per notebook. Each copy runs in its own worker
+and kernel (bubblewrap-isolated where it works), exactly as ``python -m course_helpers grade``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = ROOT / "exercises" / "01_tensors.ipynb"
+
+
+def measure(count: int, jobs: int, sandbox: bool = True) -> dict:
+    source = SOURCE
+    with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
+        subs = Path(tmp) / "subs"
+        subs.mkdir()
+        for i in range(count):
+            shutil.copy(source, subs / f"student{i:04d}.ipynb")
+        command = [sys.executable, "-m", "course_helpers", "grade", str(subs)]
+        command += ["--jobs", str(jobs), "--csv", str(Path(tmp) / "book.csv")]
+        if not sandbox:
+            command.append("--no-sandbox")
+        start = time.perf_counter()
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        seconds = time.perf_counter() - start
+        rows = (Path(tmp) / "book.csv").read_text().count("\n") - 1
+    return {
+        "notebook": source.name,
+        "count": count,
+        "graded": rows,
+        "jobs": jobs,
+        "seconds": seconds,
+        "per_minute": 60 * count / seconds,
+        "per_notebook": seconds / count,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=200)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--no-sandbox", action="store_true")
+    args = parser.parse_args()
+    r = measure(args.count, args.jobs, not args.no_sandbox)
+    print(
+        f"{r['graded']}/{r['count']} copies of {r['notebook']} with --jobs {r['jobs']}: "
+        f"{r['seconds']:.1f} s, {r['per_minute']:.1f} notebooks/min, "
+        f"{r['per_notebook']:.2f} s per notebook"
+    )
+
+
+if __name__ == "__main__":
+    main()
