@@ -346,6 +346,10 @@ def judge(exercise, submission: dict) -> dx.Diagnosis:
         verdict = judge_kind(exercise, answer)
         if verdict.status == "failed":
             verdict = _explain_misconception(exercise, answer, verdict)
+        if not getattr(exercise, "reveal_values", True):
+            from course_helpers.reveal import conceal
+
+            verdict = conceal(exercise, answer, verdict)
         return verdict
     except Exception as err:
         return dx.Diagnosis("error", _checker_failed(err))

@@ -29,27 +29,30 @@ def conceal(exercise, answer: Any, verdict: dx.Diagnosis) -> dx.Diagnosis:
     first = ""
     if dx.kind_of(answer) == "tensor" and answer["dtype"] != str(exp.dtype).removeprefix("torch."):
         first = verdict.message.split(":", 1)[0] + ". "  # "Your answer has dtype X but Y ..."
-    return dx.failed(first + how_far_off(got, exp) + " " + HOW_TO_CONTINUE)
+    found = how_far_off(got, exp, exercise.rtol, exercise.atol)
+    return dx.failed(first + found + " " + HOW_TO_CONTINUE)
 
 
-def how_far_off(got, exp) -> str:
+def how_far_off(got, exp, rtol: float | None = None, atol: float | None = None) -> str:
     """How ``got`` differs from ``exp`` (same shape), without naming ``exp``'s values."""
     import torch
 
     g, e = got.double(), exp.double()
     total = e.numel()
-    rtol, atol = dx.tolerances(str(exp.dtype).removeprefix("torch."), None, None)
+    rtol, atol = dx.tolerances(str(exp.dtype).removeprefix("torch."), rtol, atol)
     bad = ~dx.close_mask(g, e, rtol, atol)
     wrong = int(bad.sum())
     if wrong == 0:
-        return "Your values are right, but not in the expected dtype."
+        return "Your values are right, but not in the expected dtype or type."
     parts = []
     if total > 1:
         parts.append(f"{wrong} of {total} values differ from the expected ones.")
     finite = bool(torch.isfinite(g).all()) and bool(torch.isfinite(e).all())
     if finite and bool((e != 0).any()):
         factor = float((g * e).sum() / (e * e).sum())
-        if factor != 0 and dx._all_close(g, factor * e, 1e-5, 1e-8):
+        near_one = abs(factor - 1) < 1e-3
+        clean = total > 1 or _is_clean(factor)  # any two numbers have *some* ratio
+        if factor != 0 and not near_one and clean and dx._all_close(g, factor * e, 1e-5, 1e-8):
             parts.append(_factor(factor, total))
         elif total == 1:
             parts.append(_direction(float(g), float(e)))
@@ -64,6 +67,14 @@ def how_far_off(got, exp) -> str:
     return " ".join(parts) if parts else "Your values are not the expected ones."
 
 
+def _is_clean(factor: float) -> bool:
+    """-1, a whole number or 1/n: a ratio worth naming for a single value."""
+    whole, inverse = round(factor), round(1 / factor) if factor else 0
+    return (whole != 0 and abs(factor - whole) < 1e-6 * abs(factor)) or (
+        inverse != 0 and abs(1 / factor - inverse) < 1e-6 * abs(1 / factor)
+    )
+
+
 def _factor(factor: float, total: int) -> str:
     subject = "Your value is" if total == 1 else "Every value is"
     if abs(factor + 1) < 1e-6:
@@ -73,7 +84,9 @@ def _factor(factor: float, total: int) -> str:
         return f"{subject} off by a factor of {whole} ({whole} times the expected value)."
     inverse = round(1 / factor)
     if inverse != 0 and abs(1 / factor - inverse) < 1e-6 * abs(1 / factor):
-        return f"{subject} off by a factor of 1/{inverse} (the expected value is {inverse} times it)."
+        return (
+            f"{subject} off by a factor of 1/{inverse} (the expected value is {inverse} times it)."
+        )
     return f"{subject} off by the same factor, about {factor:.3g}: look for a constant you changed."
 
 

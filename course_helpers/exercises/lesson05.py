@@ -131,6 +131,7 @@ EXERCISES = [
         title="A gradient by hand",
         lesson=LESSON,
         kind="value",
+        reveal_values=False,
         build_reference=_hand_chain_rule,
         hints=(
             "Write f = a**2 * b + b and differentiate with respect to a, then with respect to b.",
@@ -180,6 +181,7 @@ EXERCISES = [
         title="A derivative from finite differences",
         lesson=LESSON,
         kind="value",
+        reveal_values=False,
         build_reference=_central_difference,
         # the estimate is 12 + h**2 = 12.000001: tight enough to tell it from the exact 12
         # (float64 rounding in any arrangement of the formula stays far below 1e-9)

@@ -218,6 +218,7 @@ EXERCISES = [
         title="Weights for uneven micro-batches",
         lesson=LESSON,
         kind="value",
+        reveal_values=False,
         build_reference=lambda: torch.tensor([0.4, 0.4, 0.2]),
         hints=(
             "Which sizes does a batch of 10 split into with .split(4)?",

@@ -71,6 +71,8 @@ class Exercise:
     options: Mapping[str, str] | None = None
     # choice: per-wrong-answer explanation, keyed like options (optional)
     explanations: Mapping[str, str] = field(default_factory=dict)
+    # by-hand / prediction exercises: False = feedback says how far off, never the expected values
+    reveal_values: bool = True
 
     def __post_init__(self):
         if self.kind not in KINDS:
