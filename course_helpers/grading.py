@@ -1,27 +1,23 @@
 """Headless grading of learners' exercise notebooks (for instructors).
 
-``python -m course_helpers grade PATH... [--json FILE] [--junit FILE] [--timeout S]``
+``python -m course_helpers grade PATH... [--jobs N] [--json F] [--junit F] [--csv F]
+[--per-student DIR] [--first-attempt] [--timeout S] [--memory-mb M] [--no-sandbox]``
 (a PATH may be a folder: its ``*.ipynb`` files are graded in name order).
 
-Each notebook runs in a fresh kernel (nbclient) with a per-cell timeout; a cell that
-raises does not stop the notebook. Inside the kernel, ``check`` only *records* each
-answer (``COURSE_GRADING_DIR``); pass/fail is decided here, in this process, by judging
-those records with a fresh import of the checker. So a notebook that redefines
-``check``, monkeypatches torch, prints "passed" or edits its stored outputs gains
-nothing: what counts is the answer its own code produced.
+Each notebook is copied into its own temporary folder and run there by a worker process
+(``--worker``; isolated with bubblewrap where it works, resource-limited always: see
+:mod:`course_helpers.sandbox`) in a fresh kernel with a per-cell timeout; a cell that raises
+or times out does not stop the notebook. In the kernel, ``check`` keeps each answer in memory;
+one extra cell sent after the notebook's own cells writes them into a folder with a secret
+name. Pass/fail is decided here, with the catalogue and judge loaded before any submission ran,
+after each recorded answer is validated (hand-made or inconsistent records are rejected).
 
-Scoring: one point per expected exercise. The expected exercises are those of the
-``check("ID", ...)`` calls in the notebook's source *and* those checked in the course's own
-solution notebook of the same lesson (``solutions/NN_topic.ipynb`` next to the package,
-when that folder exists): the lesson is the notebook's file stem when it is a lesson stem,
-and any lesson whose solution notebook shares a checked id with the notebook. So deleting a
-check cell does not shrink the total: an exercise never checked (or deleted) scores 0 as
-"not attempted".
-When a cell times out or the kernel dies, the notebook stops there: exercises checked
-before that point are graded, later ones score 0; the run goes on with the next notebook.
-
-Limits: the reference answers ship with the course package, so a learner who reads them
-can submit them; grading defends against tampering with the checker, not against copying.
+Scoring: one point per expected exercise: the ``check("ID", ...)`` calls in the notebook and
+those of the course's solution notebook of the same lesson (see :func:`expected_ids`); an
+exercise never checked scores 0 as "not attempted". A notebook with no recognised exercise is
+an error. Code that reads the references or touches the course's internals is flagged "needs
+review" (:func:`suspicious_code`): the references live in the learner's kernel, so copying
+one cannot be told from computing it. Threat model and guarantees: docs/grading.md.
 """
 
 from __future__ import annotations

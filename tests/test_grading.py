@@ -191,3 +191,57 @@ def test_a_deleted_check_cell_scores_zero_and_counts_in_the_max(tmp_path):
     assert by_id["01.arange_grid"].status == "passed"
     assert all(by_id[i].status == "not_attempted" for i in lesson if i != "01.arange_grid")
     assert exit_status([grade]) == 1
+
+
+# --------------------------------------------------------------------------- records, flags, CSV
+
+
+def test_invalid_records_are_named():
+    import torch
+
+    from course_helpers.records import describe, invalid_reason
+
+    good = describe(torch.tensor([1.0, 2.0, 3.0], requires_grad=True) * 2)
+    assert invalid_reason(good) is None
+    assert invalid_reason(describe([torch.ones(2), 3, "a", None])) is None
+    empty = dict(good, data=torch.zeros(0))
+    assert "payload has shape (0,)" in invalid_reason(empty)
+    assert "dtype" in invalid_reason(dict(good, data=torch.tensor([1, 2, 3])))
+    assert "unexpected or missing" in invalid_reason({**good, "extra": 1})
+    assert "never produces" in invalid_reason({"_r": "list", "items": [object()]})
+
+
+def test_suspicious_code_is_flagged_per_cell():
+    from course_helpers.grading import suspicious_code
+
+    nb = _notebook(
+        "x = 1\ncheck('00.first_tensor', x)",
+        "import torch\ntorch.allclose = lambda *a, **k: True",
+        "from course_helpers.exercises import get\ny = get('00.first_tensor').reference",
+        "import os\nos.environ['COURSE_GRADING_DIR']",
+        "%time z = 2",
+    )
+    reasons = suspicious_code(nb)
+    assert not any(r.startswith(("cell 1:", "cell 5:")) for r in reasons)
+    assert any(r.startswith("cell 2:") and "torch.allclose" in r for r in reasons)
+    assert any(r.startswith("cell 3:") and "reference" in r for r in reasons)
+    assert any(r.startswith("cell 4:") and "COURSE_GRADING_DIR" in r for r in reasons)
+
+
+def test_csv_gradebook_has_a_column_per_exercise():
+    from course_helpers.grading import to_csv
+
+    a = NotebookGrade("a.ipynb", "completed", [ExerciseGrade("00.x", "passed", "", 1)])
+    b = NotebookGrade("b.ipynb", "completed", [ExerciseGrade("00.y", "failed", "", 0)], ["why"])
+    lines = to_csv([a, b]).splitlines()
+    assert lines[0] == "notebook,00.x,00.y,score,max_score,run,needs_review"
+    assert lines[1] == "a.ipynb,1,,1,1,completed,"
+    assert lines[2] == "b.ipynb,,0,0,1,completed,why"
+
+
+def test_a_notebook_without_exercises_is_an_error(tmp_path):
+    path = tmp_path / "my_work.ipynb"
+    nbformat.write(_notebook("x = 1"), path)
+    grade = grade_notebook(str(path))
+    assert grade.run.startswith("error: no recognised exercises")
+    assert exit_status([grade]) == 1
