@@ -209,7 +209,23 @@ def collect(exercise, answer: Any) -> dict:
         submission["answer"] = dx.describe(answer)
     if dx.is_record(answer):  # a hand-made record is not an answer (the grader rejects it)
         submission["learner_record"] = True
+    if (
+        getattr(exercise, "forbid", ())
+        or getattr(exercise, "require", ())
+        or getattr(exercise, "must_build_no_graph", False)
+    ):
+        submission["method"] = _inspect_method(exercise, answer)
     return submission
+
+
+def _inspect_method(exercise, answer) -> dict:
+    """What the learner's code uses (course_helpers.method_checks); "not checked" on trouble."""
+    from course_helpers import method_checks
+
+    try:
+        return method_checks.inspect_answer(exercise, answer)
+    except Exception:
+        return {"checked": False, "where": "", "found": [], "missing": [], "graph_ops": None}
 
 
 def _run_function(exercise, function) -> dict:
@@ -350,9 +366,23 @@ def judge(exercise, submission: dict) -> dx.Diagnosis:
             from course_helpers.reveal import conceal
 
             verdict = conceal(exercise, answer, verdict)
+        if "method" in submission and verdict.status in ("passed", "failed"):
+            verdict = _with_method_note(exercise, submission["method"], verdict)
         return verdict
     except Exception as err:
         return dx.Diagnosis("error", _checker_failed(err))
+
+
+def _with_method_note(exercise, record, verdict: dx.Diagnosis) -> dx.Diagnosis:
+    """A right value reached by a method the task forbids does not pass."""
+    from course_helpers.method_checks import verdict_note
+
+    note = verdict_note(exercise, record)
+    if not note:
+        return verdict
+    if verdict.passed:
+        return dx.failed("The values are right, but not the way the task asks. " + note)
+    return dx.failed(f"{verdict.message}\n{note}")
 
 
 def _explain_misconception(exercise, answer, verdict: dx.Diagnosis) -> dx.Diagnosis:

@@ -196,6 +196,7 @@ EXERCISES = [
         title="Zero the negatives without breaking backward",
         lesson=LESSON,
         kind="autograd",
+        forbid=("attr:data",),
         build_reference=_relu_fix_a,
         attributes=("grad",),
         hints=(

@@ -73,6 +73,16 @@ class Exercise:
     explanations: Mapping[str, str] = field(default_factory=dict)
     # by-hand / prediction exercises: False = feedback says how far off, never the expected values
     reveal_values: bool = True
+    # method checks (course_helpers.method_checks): code patterns the task forbids / requires,
+    # e.g. forbid=("attr:data", "call:squeeze()"), require=("with:no_grad",)
+    forbid: tuple[str, ...] = ()
+    require: tuple[str, ...] = ()
+    # the task must record no autograd graph at all (a detached result is not enough)
+    must_build_no_graph: bool = False
+    # what the task asks of autograd, so advice never contradicts it: "" (nothing special),
+    # "no_graph", "keep_graph" (e.g. a second derivative, a penalty that stays connected)
+    # or "many_inputs" (a function: fixes must hold for every input)
+    context: str = ""
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -81,6 +91,18 @@ class Exercise:
             raise ValueError(f"exercise {self.id}: give at least two tiered hints")
         if self.kind == "function" and self.cases is None:
             raise ValueError(f"exercise {self.id}: a function exercise needs cases=")
+        patterns = tuple(self.forbid) + tuple(self.require)
+        bad = [p for p in patterns if p.partition(":")[0] not in ("attr", "call", "with")]
+        if isinstance(self.forbid, str) or isinstance(self.require, str) or bad:
+            raise ValueError(
+                f"exercise {self.id}: forbid/require should be tuples of 'attr:NAME', "
+                f"'call:NAME' or 'with:NAME' patterns, not {bad or patterns!r}"
+            )
+        if self.context not in ("", "no_graph", "keep_graph", "many_inputs"):
+            raise ValueError(
+                f"exercise {self.id}: context={self.context!r} should be '', 'no_graph', "
+                "'keep_graph' or 'many_inputs'"
+            )
         unknown = [a for a in self.attributes if a not in AUTOGRAD_ATTRIBUTES]
         if isinstance(self.attributes, str) or unknown:
             raise ValueError(

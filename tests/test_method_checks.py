@@ -1,0 +1,176 @@
+"""Method checks (issue 12): a right value reached by a forbidden method does not pass."""
+
+import ast
+from unittest import mock
+
+import pytest
+import torch
+from torch import nn
+
+from course_helpers import check, method_checks
+from course_helpers.checking import collect, judge
+from course_helpers.exercises import catalog, get
+
+
+def predict_detached(weight, inputs):
+    return (inputs @ weight).detach()
+
+
+def predict_data(weight, inputs):
+    with torch.no_grad():
+        return inputs @ weight.data
+
+
+def predict_solution(weight, inputs):
+    with torch.no_grad():
+        return inputs @ weight
+
+
+def test_detach_after_the_forward_pass_fails_a_must_build_no_graph_function():
+    result = check("07.predict_no_grad", predict_detached)
+    assert result.status == "failed"
+    assert "recorded" in result.message and "torch.no_grad()" in result.message
+    assert ".detach()" not in result.message.replace("detached", "")  # no advice to detach
+
+
+def test_data_fails_with_its_reason():
+    result = check("07.predict_no_grad", predict_data)
+    assert result.status == "failed"
+    assert "`.data`" in result.message and "behind autograd's back" in result.message
+
+
+def test_the_solution_passes_and_records_nothing():
+    ex = get("07.predict_no_grad")
+    submission = collect(ex, predict_solution)
+    assert submission["method"] == {
+        "checked": True,
+        "where": "function source",
+        "found": [],
+        "missing": [],
+        "graph_ops": 0,
+    }
+    assert judge(ex, submission).passed
+
+
+def test_the_findings_travel_in_the_submission_and_survive_a_save():
+    # the grader judges a saved submission outside the kernel: same verdict
+    import io
+
+    ex = get("07.predict_no_grad")
+    submission = collect(ex, predict_detached)
+    buffer = io.BytesIO()
+    torch.save(submission, buffer)
+    buffer.seek(0)
+    loaded = torch.load(buffer, weights_only=True)
+    assert judge(ex, loaded).status == "failed"
+    assert judge(ex, loaded).message == judge(ex, submission).message
+
+
+def _cell(source: str):
+    """Pretend ``source`` is the answer cell being run (as IPython's input history)."""
+    shell = mock.Mock()
+    shell.history_manager.input_hist_raw = ["", source]
+    return mock.patch("IPython.get_ipython", return_value=shell)
+
+
+EVAL_SETUP = """
+torch.manual_seed(7)
+model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+g = cpu_generator(7)
+batches = [(torch.randn(10, 4, generator=g), torch.randn(10, 1, generator=g)) for _ in range(3)]
+"""
+EVAL_SOLUTION = """total = 0.0
+with torch.no_grad():
+    for xb, yb in batches:
+        loss = nn.functional.mse_loss(model(xb), yb)
+        total += loss.item()
+mean_loss = total / len(batches)
+answer = (mean_loss, loss)
+"""
+EVAL_DETACH = """total = 0.0
+for xb, yb in batches:
+    loss = nn.functional.mse_loss(model(xb), yb).detach()
+    total += loss.item()
+mean_loss = total / len(batches)
+answer = (mean_loss, loss)
+"""
+
+
+def _run_cell(source: str):
+    from course_helpers.notebook import cpu_generator
+
+    names = {"torch": torch, "nn": nn, "cpu_generator": cpu_generator}
+    exec(EVAL_SETUP + source, names)
+    return names["answer"]
+
+
+def test_eval_loop_fix_with_detach_fails_and_names_no_grad():
+    code = EVAL_SETUP + EVAL_DETACH + 'check("07.eval_loop_fix", answer)\n'
+    with _cell(code):
+        result = check("07.eval_loop_fix", _run_cell(EVAL_DETACH))
+    assert result.status == "failed"
+    assert "`.detach()`" in result.message and "with torch.no_grad():" in result.message
+
+
+def test_eval_loop_fix_solution_passes_in_its_cell():
+    code = EVAL_SETUP + EVAL_SOLUTION + 'check("07.eval_loop_fix", answer)\n'
+    with _cell(code):
+        result = check("07.eval_loop_fix", _run_cell(EVAL_SOLUTION))
+    assert result.passed, result.message
+
+
+def test_outside_ipython_the_cell_is_not_checked_and_nothing_fails_for_it():
+    with mock.patch("IPython.get_ipython", return_value=None):
+        submission = collect(get("07.eval_loop_fix"), _run_cell(EVAL_DETACH))
+    assert submission["method"]["checked"] is False
+    assert judge(get("07.eval_loop_fix"), submission).passed  # the values are right
+
+
+RELU_DATA = """a = torch.tensor([-0.5, 0.2, 1.5], requires_grad=True)
+h = torch.tanh(a)
+h.data[h.data < 0] = 0
+loss = (h**2).sum()
+loss.backward()
+answer = a
+"""
+RELU_SOLUTION = """a = torch.tensor([-0.5, 0.2, 1.5], requires_grad=True)
+h = torch.tanh(a)
+h = h.clamp(min=0.0)
+loss = (h**2).sum()
+loss.backward()
+answer = a
+"""
+
+
+@pytest.mark.parametrize(("code", "passes"), [(RELU_DATA, False), (RELU_SOLUTION, True)])
+def test_relu_fix_data_fails_and_the_solution_passes(code, passes):
+    names = {"torch": torch}
+    exec(code, names)
+    with _cell(code + 'check("08.relu_fix", answer)\n'):
+        result = check("08.relu_fix", names["answer"])
+    assert result.passed is passes, result.message
+    if not passes:
+        assert "`.data`" in result.message and "torch.no_grad()" in result.message
+
+
+@pytest.mark.parametrize(
+    ("source", "pattern", "found"),
+    [
+        ("y = x.squeeze()", "call:squeeze()", True),
+        ("y = x.squeeze(1)", "call:squeeze()", False),
+        ("y = x.detach()", "call:detach", True),
+        ("# x.detach() in a comment\ny = x", "call:detach", False),
+        ("w.data.mul_(2)", "attr:data", True),
+        ("with torch.no_grad():\n    y = x", "with:no_grad", True),
+        ("with torch.enable_grad():\n    y = x", "with:no_grad", False),
+    ],
+)
+def test_patterns(source, pattern, found):
+    assert (pattern in method_checks.uses(ast.parse(source), [pattern])) is found
+
+
+def test_every_declared_pattern_has_a_reason_and_is_valid():
+    for ex in catalog():
+        for pattern in ex.forbid + ex.require:
+            assert method_checks.valid_pattern(pattern), (ex.id, pattern)
+            assert pattern in method_checks.WHY, (ex.id, pattern)
