@@ -20,6 +20,9 @@ def _megabytes_cases(g):
         (torch.randint(0, 100, (3, 7), generator=g, dtype=torch.int8),),
         (torch.randn(4, 6, generator=g).half(),),
         (torch.zeros(0, 4),),
+        # a view: its storage holds 40 floats, the view only 10 of them
+        (torch.randn(40, generator=g)[::4],),
+        (torch.randn(6, 8, generator=g)[:2, 1:],),
     ]
 
 
@@ -108,9 +111,11 @@ EXERCISES = [
             "c": ".half() makes float16 labels, which are rejected like float32 ones.",
         },
         hints=(
-            "Class indices need an integer dtype.",
-            "Which option gives int64, the dtype of Python ints?",
-            "torch.tensor([0, 2, 1, 0]) is int64: 'b'.",
+            "Class indices must be int64 (torch.long): cross_entropy refuses float "
+            "targets and also int32 ones ('expected target dtype to be Long or Byte, "
+            "but got Int').",
+            "Which option gives int64, the dtype torch.tensor picks for Python ints?",
+            "Only one option is made from Python ints and left unconverted; that one is int64.",
         ),
         solution='check("02.quiz_label_dtype", "b")',
     ),
@@ -140,7 +145,8 @@ EXERCISES = [
             "Count the elements, then multiply by the bytes each one takes.",
             "t.numel() counts elements; t.element_size() gives bytes per element; "
             "1 MB is 1e6 bytes.",
-            "return t.numel() * t.element_size() / 1e6",
+            "Multiply the element count by the bytes per element and divide by 1e6; do not "
+            "ask the storage (a view's storage may hold more elements than the view).",
         ),
         solution="def megabytes(t):\n    return t.numel() * t.element_size() / 1e6",
     ),
