@@ -149,7 +149,7 @@ def test_without_the_sandbox_the_package_is_restored_and_others_unharmed(tmp_pat
     # (no background forger here: without a PID namespace a detached process outlives its
     # submission, which docs/grading.md states as a limit of running unsandboxed)
     names = ["edits_package", "kills_parent", "victim"]
-    result = _grade(tmp_path, names, "--no-sandbox")
+    result = _grade(tmp_path, names, "--no-sandbox", "--jobs", "1")  # changes attributed exactly
     assert "NOT ISOLATED" in result["stderr"]
     assert result["package_intact"]
     assert set(result["by_name"]) == set(names)
