@@ -465,6 +465,7 @@ def _judge_one(exercise, submission) -> tuple[str, str]:
         "exercise_id",
         "answer",
         "learner_record",
+        "method",  # what the learner's code used (method checks), judged by judge()
     }:
         return "rejected", "The recorded answer is malformed (not a submission made by check)."
     if submission.get("learner_record"):
