@@ -360,12 +360,12 @@ def judge(exercise, submission: dict) -> dx.Diagnosis:
             return dx.not_attempted()
         judge_kind = _JUDGES[exercise.kind]
         verdict = judge_kind(exercise, answer)
-        if verdict.status == "failed":
-            verdict = _explain_misconception(exercise, answer, verdict)
-        if not getattr(exercise, "reveal_values", True):
+        if not getattr(exercise, "reveal_values", True):  # before the explanation, kept
             from course_helpers.reveal import conceal
 
             verdict = conceal(exercise, answer, verdict)
+        if verdict.status == "failed":
+            verdict = _explain_misconception(exercise, answer, verdict)
         if "method" in submission and verdict.status in ("passed", "failed"):
             verdict = _with_method_note(exercise, submission["method"], verdict)
         return verdict
@@ -542,13 +542,33 @@ def _same_values(a: dict, b: dict) -> bool:
     return dx._all_close(a["data"], b["data"])
 
 
+# requires_grad advice per Exercise.context: (when True is expected, when False is)
+_REQUIRES_GRAD_ADVICE = {
+    "no_graph": (
+        "it should be computed with grad mode on, from tensors that require grad.",
+        "compute it under `with torch.no_grad():` so no graph is recorded (a .detach() at "
+        "the end still records one first).",
+    ),
+    "keep_graph": (
+        "it must stay connected to the graph: build it with torch operations from the "
+        "tensors that require grad (no .item(), no torch.tensor(...) of numbers, no "
+        "torch.no_grad()); a new leaf with requires_grad=True would be cut off from them.",
+        "it should not track gradients here.",
+    ),
+}
+
+
 def _check_flag(name: str, explain_true: str, explain_false: str):
     def checker(exercise, got, expected) -> dx.Diagnosis:
         if got[name] == expected[name]:
             return dx.passed()
+        when_true, when_false = explain_true, explain_false
+        context = getattr(exercise, "context", "")
+        if name == "requires_grad" and context in _REQUIRES_GRAD_ADVICE:
+            when_true, when_false = _REQUIRES_GRAD_ADVICE[context]
         return dx.failed(
             f"Your tensor has {name}={got[name]} but {name}={expected[name]} is expected: "
-            + (explain_true if expected[name] else explain_false)
+            + (when_true if expected[name] else when_false)
         )
 
     return checker
@@ -604,10 +624,7 @@ def _check_grad(exercise, got, expected) -> dx.Diagnosis:
             "(or its .grad should be reset to None)."
         )
     if mine is None:
-        return dx.failed(
-            "Your tensor's .grad is None: call .backward() on the result first. Only leaf "
-            "tensors created with requires_grad=True keep a .grad (others need .retain_grad())."
-        )
+        return dx.failed(_grad_is_none(got))
     return dx.diagnose_tensor(
         mine,
         wanted,
@@ -615,6 +632,27 @@ def _check_grad(exercise, got, expected) -> dx.Diagnosis:
         atol=exercise.atol,
         subject="Your tensor's .grad",
         grad_context=True,
+    )
+
+
+def _grad_is_none(got: dict) -> str:
+    """Why a tensor has no .grad, as far as its record tells."""
+    if not got["requires_grad"]:
+        return (
+            "Your tensor's .grad is None, and it does not require grad, so backward() never "
+            "fills it: it should be a tensor that requires grad (or made from one)."
+        )
+    if not got["is_leaf"]:
+        return (
+            f"Your tensor's .grad is None: it is not a leaf (grad_fn {got['grad_fn']}), and "
+            "backward() keeps .grad only for leaves. Call .retain_grad() on it before "
+            "backward() (calling it afterwards is too late), or, if backward() never ran, "
+            "call it on the result."
+        )
+    return (
+        "Your tensor's .grad is None: it is a leaf that requires grad, so backward() has not "
+        "reached it: call .backward() on a result computed from it (or, if you set .grad to "
+        "None yourself, run backward() again afterwards)."
     )
 
 

@@ -199,6 +199,8 @@ def diagnose_tensor(
     if got["shape"] != exp["shape"]:
         return failed(_shape_message(got, exp, subject, inputs, in_function))
     if got["dtype"] != exp["dtype"]:
+        if in_function:
+            return failed(_function_dtype_message(got, exp, subject, inputs))
         return failed(_dtype_message(got, exp, subject, rtol, atol))
     if device is not None and not _same_device(got["device"], device):
         return failed(
@@ -255,6 +257,12 @@ def _wrong_type_for_tensor(got: Any, exp: dict, subject: str, in_function: bool 
     if kind in ("number", "bool", "numpy_scalar", "complex"):
         value = got["value"] if kind == "numpy_scalar" else got
         inner = fmt_number(value)
+        if exp["shape"] == () and exp.get("data") is not None and not _close_number(value, exp):
+            return (
+                f"{owner} is {python_type_name(got)}, but {want} is expected, and the value "
+                "itself is not the expected one either: work out the value again, then make "
+                "it a tensor."
+            )
         if exp["shape"] == ():
             fix = f"torch.tensor({inner}{dtype_arg})"
         else:
@@ -290,7 +298,26 @@ def _shape_message(
     gs, es = tuple(got["shape"]), tuple(exp["shape"])
     head = f"{subject} has shape {fmt_shape(gs)} but {fmt_shape(es)} is expected"
     detail = _reduction_hint(got, exp, inputs) or _shape_detail(got, exp, in_function)
+    if in_function and ".reshape(" in detail:
+        # a reshape to this input's sizes would break every other input: keep what is wrong,
+        # replace the fix
+        kept = detail.split(".reshape(")[0].removesuffix("use ").rstrip("; ,")
+        kept = kept if kept and not kept.endswith(("use", "or")) else ""
+        detail = (kept + "; " if kept else "") + (
+            "your function must work for every input, so reshaping the result to this input's "
+            "sizes is not the fix: find the step that changes the shape (a reduction over the "
+            "wrong dim, a missing keepdim=True, a transpose, a hard-coded size)."
+        )
     return f"{head}: {detail}{_broadcast_note(gs, es)}"
+
+
+def _close_number(value, exp: dict) -> bool:
+    try:
+        number = complex(value)
+        target = complex(exp["data"].item())
+    except (TypeError, ValueError):
+        return True
+    return abs(number - target) <= 1e-5 * max(abs(target), 1.0)
 
 
 def _shape_detail(got: dict, exp: dict, in_function: bool = False) -> str:
@@ -429,6 +456,22 @@ def _matching_reduction(op, data, target) -> tuple[int, bool] | None:
 # ---- dtype, autograd flags
 
 
+def _function_dtype_message(got: dict, exp: dict, subject: str, inputs: tuple) -> str:
+    """A function's output dtype: name the property that holds for every input, not a cast."""
+    gd, ed = got["dtype"], exp["dtype"]
+    text = f"{subject} has dtype torch.{gd} but torch.{ed} is expected."
+    if any(kind_of(x) == "tensor" and x["dtype"] == ed for x in inputs):
+        return text + (
+            " Your function must work for every input: keep the input's dtype (make new "
+            "tensors with dtype=x.dtype, x an input; a Python float or a literal dtype= "
+            "changes it)."
+        )
+    return text + (
+        f" Your function must return torch.{ed} for every input: convert where the task "
+        "says to, not to this one input's dtype."
+    )
+
+
 def _dtype_message(
     got: dict, exp: dict, subject: str, rtol: float | None = None, atol: float | None = None
 ) -> str:
@@ -460,6 +503,11 @@ def _dtype_message(
             gap = (converted.double() - exp["data"].double()).abs().nan_to_num(nan=math.inf)
             flat = _flat_argmax(gap)
             gv, ev = converted.reshape(-1)[flat].item(), exp["data"].reshape(-1)[flat].item()
+            if abs(gv - ev) > 1e-3 * max(abs(ev), 1e-6):  # far beyond rounding: a wrong value
+                return text + (
+                    " Besides the dtype, the values themselves are wrong (not just rounded): "
+                    "fix the computation as well."
+                )
             text += (
                 f" Converting at the end is not enough: even converted, the values differ beyond "
                 f"the tolerance (rtol={rtol:g}, atol={atol:g}; expected {fmt_number(ev, gv)}, "
