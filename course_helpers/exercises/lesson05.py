@@ -136,7 +136,8 @@ EXERCISES = [
         hints=(
             "Write f = a**2 * b + b and differentiate with respect to a, then with respect to b.",
             "df/da = 2 * a * b and df/db = a**2 + 1; now put in a = 1.5 and b = -2.",
-            "answer = torch.tensor([2 * 1.5 * -2.0, 1.5**2 + 1])  # [-6.0, 3.25]",
+            "Put a = 1.5 and b = -2.0 into both partials yourself, then answer with a"
+            " float tensor of the two numbers, ∂f/∂a first.",
         ),
         solution="answer = torch.tensor([-6.0, 3.25])",
     ),
@@ -150,7 +151,8 @@ EXERCISES = [
         hints=(
             "u is not a leaf, so backward() does not store its gradient unless you ask first.",
             "Call u.retain_grad() after computing u and before f.backward().",
-            "u = a * b; u.retain_grad(); f = u * a + u; f.backward(); answer = u",
+            "Keep the order: make u from a and b, ask u to keep its gradient, only "
+            "then build f from u and a and run backward on f; answer with u itself.",
         ),
         solution=(
             "u = a * b\nu.retain_grad()\nf = u * a + u\nf.backward()\nanswer = u  # u.grad == 3.0"
@@ -166,7 +168,8 @@ EXERCISES = [
         hints=(
             "y = x**3 has as many elements as x: backward() needs to know how to weigh them.",
             "Pass the weights as the gradient argument: y.backward(gradient=v).",
-            "x = x.clone().requires_grad_(True); y = x**3; y.backward(gradient=v); return x.grad",
+            "Work on a copy of x that requires grad, cube it, and hand v to "
+            "backward() through its gradient= argument; return the copy's .grad.",
         ),
         solution=(
             "def cube_vjp(x, v):\n"
@@ -190,7 +193,8 @@ EXERCISES = [
         hints=(
             "A central difference looks at f a little to the right and a little to the left of t.",
             "(f(t + h) - f(t - h)) / (2 * h) with f(t) = t**3, t a float64 tensor and h = 1e-3.",
-            "answer = ((t + h) ** 3 - (t - h) ** 3) / (2 * h)",
+            "Evaluate t**3 once at t + h and once at t - h (t a float64 tensor), "
+            "subtract, and divide by the distance between the two points.",
         ),
         solution=(
             "t = torch.tensor(2.0, dtype=torch.float64)\nh = 1e-3\n"

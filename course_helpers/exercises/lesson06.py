@@ -120,7 +120,9 @@ EXERCISES = [
         hints=(
             "You do not need to add the losses yourself: .grad adds up across backward() calls.",
             "Call loss_a.backward(), then loss_b.backward(), without clearing w.grad in between.",
-            "loss_a = (w**2).sum(); loss_a.backward(); loss_b = (w * x).sum(); loss_b.backward()",
+            "Build the first loss from w alone and run its backward; then build the "
+            "second from w and x and run its backward too, without zeroing in "
+            "between; answer with w.",
         ),
         solution=(
             "loss_a = (w**2).sum()\nloss_a.backward()\nloss_b = (w * x).sum()\n"

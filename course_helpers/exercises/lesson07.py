@@ -213,7 +213,8 @@ EXERCISES = [
         hints=(
             "The numbers are just inputs @ weight; the point is what autograd records.",
             "Compute the product inside `with torch.no_grad():` so nothing is recorded.",
-            "with torch.no_grad():\n    return inputs @ weight",
+            "Open a `with torch.no_grad():` block inside the function and compute and"
+            " return the matrix product of the inputs and the weight there.",
         ),
         solution=(
             "def predict(weight, inputs):\n"
@@ -301,8 +302,9 @@ EXERCISES = [
             "The target 2·w + 1 must act as a constant: which method cuts it out of the graph?",
             "target = (2 * w + 1).detach(); then loss = (prediction - target) ** 2 and "
             "loss.backward(). By hand: dloss/dw = 2·(1.5 − 2)·3 = −3.",
-            "prediction = w * x\ntarget = (2 * w + 1).detach()\n"
-            "loss = (prediction - target) ** 2\nloss.backward()",
+            "Build the prediction from w and x as before; build the target from w "
+            "too, but cut it off from the graph with one method call before it enters"
+            " the squared error; then backward and answer with w.",
         ),
         solution=(
             "prediction = w * x\ntarget = (2 * w + 1).detach()\n"
@@ -320,8 +322,9 @@ EXERCISES = [
             "and do it before training, then train and pass model[2].weight.",
             "One call on the module model[0] switches requires_grad off for its weight and its "
             "bias; call train(model, inputs, targets) afterwards.",
-            "First model[0].requires_grad_(False), then train(model, inputs, targets), then "
-            "answer = model[2].weight (the Parameter itself, not a detached copy).",
+            "Turn off requires_grad on every parameter of the first layer (one call "
+            "on model[0]), run the given train function, and answer with the last "
+            "layer's weight Parameter itself.",
         ),
         solution=(
             "model[0].requires_grad_(False)\ntrain(model, inputs, targets)\n"
@@ -342,9 +345,10 @@ EXERCISES = [
             "Two fixes: build no graph at all, and accumulate a number rather than a tensor.",
             "Wrap the loop in `with torch.no_grad():`; inside it, name each batch's loss `loss` "
             "and add loss.item() to total.",
-            "total = 0.0; with torch.no_grad(): for xb, yb in batches: "
-            "loss = nn.functional.mse_loss(model(xb), yb); total += loss.item(). After the "
-            "loop: mean_loss = total / len(batches); answer = (mean_loss, loss).",
+            "Start a float total at 0.0; put the whole loop inside one no_grad block;"
+            " for each batch name its MSE loss `loss` and add its Python number to "
+            "total; afterwards divide by the number of batches and answer with "
+            "(mean_loss, loss).",
         ),
         solution=(
             "total = 0.0\nwith torch.no_grad():\n    for xb, yb in batches:\n"

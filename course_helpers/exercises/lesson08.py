@@ -169,7 +169,9 @@ EXERCISES = [
         hints=(
             "x *= 2 and x.clamp_(...) change the caller's tensor. Which versions make new tensors?",
             "x * 2 makes a new tensor; .clamp(max=1.0) (no underscore) does too.",
-            "return (x * 2).clamp(max=1.0)",
+            "Scale by 2 with an ordinary multiplication, then cap the result at 1.0 "
+            "with the clamp method that has no trailing underscore; return that new "
+            "tensor.",
         ),
         solution="def scale_and_clip(x):\n    return (x * 2).clamp(max=1.0)",
     ),
@@ -187,7 +189,8 @@ EXERCISES = [
             "Put the update inside `with torch.no_grad():`; keep it in place (w -= ...) so that "
             "w stays the same tensor: its _version goes from 0 to 1 (a new tensor, or a write "
             "through w.data, leaves it at 0).",
-            "with torch.no_grad():\n    w -= 0.1 * w.grad",
+            "Inside a `with torch.no_grad():` block, subtract 0.1 times w's gradient "
+            "from w in place (the -= operator); answer with w.",
         ),
         solution="with torch.no_grad():\n    w -= 0.1 * w.grad\nanswer = w",
     ),
@@ -203,7 +206,9 @@ EXERCISES = [
             "tanh's backward saved its output h. Which line changes h afterwards?",
             "h[h < 0] = 0 writes into the saved h. Make a new tensor instead: clamp (no "
             "underscore), torch.relu or torch.where all do.",
-            "h = torch.tanh(a)\nh = h.clamp(min=0.0)\nloss = (h**2).sum()\nloss.backward()",
+            "Keep tanh's output untouched: make a new tensor from it whose negatives "
+            "are 0 (clamp with a minimum, no underscore), square and sum that, and "
+            "call backward; answer with a.",
         ),
         solution=(
             "h = torch.tanh(a)\nh = h.clamp(min=0.0)\nloss = (h**2).sum()\nloss.backward()\n"
