@@ -593,6 +593,7 @@ def grade_batch(args) -> int:
     _catalogue()  # the judge and references, loaded before any submission runs
     snapshot = package_snapshot()
     use_sandbox = not args.no_sandbox
+    sandboxed = use_sandbox and sandbox.bwrap_works()
     print(sandbox.isolation(use_sandbox), file=sys.stderr, flush=True)
     paths = notebook_paths(args.paths)
     needed = [Path(__file__).resolve(), Path(sys.prefix).resolve(), Path(sys.executable).resolve()]
@@ -623,7 +624,9 @@ def grade_batch(args) -> int:
         futures = {pool.submit(one, path): path for path in paths}
         for done, future in enumerate(as_completed(futures), start=1):
             grade = future.result()
-            changed = restore_package(snapshot)
+            # sandboxed, the package is read-only to submissions: a change comes from outside
+            # (e.g. an author editing it), so it is left alone
+            changed = [] if sandboxed else restore_package(snapshot)
             if changed:
                 who = "" if jobs == 1 else " (by this or a concurrent submission)"
                 grade.review.append(f"course package changed{who}, restored: {', '.join(changed)}")
