@@ -461,11 +461,27 @@ def _judge_error(exercise, answer) -> dx.Diagnosis:
     if kind in ("exception_class", "exception"):
         name = answer["name"]
     elif kind == "str":
-        name = answer.strip().rsplit(".", 1)[-1]
+        # one format per kind: the class itself (the notebooks ask for it; none answers a string)
+        name = _canonical_error_name(answer.strip().rsplit(".", 1)[-1], expected, {})
+        import builtins
+
+        if not (
+            isinstance(getattr(builtins, name, None), type)
+            or name in {c.__name__ for c in expected.__mro__}
+        ):
+            return dx.failed(
+                f"Your answer is the string {answer!r}, which is not the name of an exception "
+                "class either: answer with a class itself, such as TypeError (no quotes)."
+            )
+        shown = name
+        return dx.failed(
+            f"Your answer is the string {answer!r}: answer with the class itself, e.g. "
+            f"{shown} (no quotes), not its name as a string."
+        )
     else:
         return dx.failed(
-            f"Your answer is {dx.python_type_name(answer)}; answer with an exception class such "
-            "as TypeError, or its name as a string, e.g. 'TypeError'."
+            f"Your answer is {dx.python_type_name(answer)}; answer with an exception class "
+            "itself, such as TypeError (no quotes)."
         )
     name = _canonical_error_name(name, expected, exercise.explanations)
     explanation = exercise.explanations.get(name, "")
@@ -482,7 +498,7 @@ def _judge_error(exercise, answer) -> dx.Diagnosis:
     if not known:
         return dx.failed(
             f"{name!r} is not the name of an exception class: answer with a class such as "
-            "TypeError, or its name as a string."
+            "TypeError."
         )
     return dx.failed((f"{name} is not the error this code raises. " + explanation).strip())
 
