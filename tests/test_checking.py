@@ -14,7 +14,6 @@ from course_helpers.checking import (
     collect,
     judge,
     load_submission,
-    submission_path,
 )
 from course_helpers.exercises.model import Exercise
 
@@ -369,15 +368,21 @@ def test_error_kind_wrong_too_general_and_nonsense():
 # --------------------------------------------------------------------------- grading records
 
 
-def test_grading_dir_records_the_submission(monkeypatch, tmp_path):
-    monkeypatch.setenv("COURSE_GRADING_DIR", str(tmp_path))
+def test_grading_mode_keeps_every_attempt_for_the_grader(monkeypatch, tmp_path):
+    from course_helpers import checking
+
+    monkeypatch.setenv("COURSE_GRADING_DIR", "1")
+    monkeypatch.setattr(checking, "_grader_log", [])
     check("00.first_tensor", torch.tensor([1.0, 2.0, 4.0]))
-    check("00.first_tensor", torch.tensor([1.0, 2.0, 3.0]))  # the last one wins
+    check("00.first_tensor", torch.tensor([1.0, 2.0, 3.0]))
     check("99.row_sums", _row_sums)
-    saved = load_submission(submission_path(tmp_path, "00.first_tensor"))
-    assert judge(exercises.get("00.first_tensor"), saved).passed
-    saved = load_submission(submission_path(tmp_path, "99.row_sums"))
-    assert judge(TEST_EXERCISES["99.row_sums"], saved).passed
+    assert list(tmp_path.iterdir()) == []  # nothing is written while the notebook runs
+    checking.dump_for_grader(tmp_path)
+    log = load_submission(tmp_path / "log.pt")["attempts"]
+    assert [i for i, _ in log] == ["00.first_tensor", "00.first_tensor", "99.row_sums"]
+    assert not judge(exercises.get("00.first_tensor"), log[0][1]).passed
+    assert judge(exercises.get("00.first_tensor"), log[1][1]).passed
+    assert judge(TEST_EXERCISES["99.row_sums"], log[2][1]).passed
 
 
 def test_judge_rejects_a_submission_for_another_exercise():
