@@ -208,4 +208,29 @@ EXERCISES = [
         ),
         solution="snapshot = torch.tensor(data)",
     ),
+    Exercise(
+        id="01.mask_write",
+        title="Writing through a boolean mask",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "b",
+        options={
+            "a": "tensor([999, 1, 2, 3, 4, 5])",
+            "b": "tensor([0, 1, 2, 3, 4, 5])",
+            "c": "an error",
+        },
+        explanations={
+            "a": "That assumes g[mask] is a view of g, like a slice. Indexing with a mask "
+            "builds a new tensor, so the write lands in that temporary copy.",
+            "c": "Writing into the temporary tensor is allowed; nothing tells you that it is "
+            "thrown away afterwards.",
+        },
+        hints=(
+            "Is g[mask] a view of g (like a slice) or a new tensor?",
+            "Boolean-mask and list indexing copy; only assigning to g[mask] itself writes into g.",
+            "g[mask][0] = 999 changes element 0 of a copy of the selected elements; "
+            "ask what is left in g.",
+        ),
+        solution='check("01.mask_write", "b")',
+    ),
 ]
