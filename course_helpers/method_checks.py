@@ -33,6 +33,10 @@ WHY = {
         "example needs: name the dim, e.g. `.squeeze(1)`."
     ),
     "with:no_grad": "the task asks for a `with torch.no_grad():` block, and your code has none.",
+    "call:arange": (
+        "the task asks you to make the numbers with `torch.arange`: numbers typed by hand "
+        "give the same grid here but do not scale to a grid of a thousand."
+    ),
 }
 
 
@@ -81,7 +85,8 @@ def verdict_note(exercise, record: Any) -> str:
             )
     for pattern in list(record.get("missing", []) or []):
         if pattern in exercise.require:
-            notes.append(WHY.get(pattern, f"the task asks for {_shown(pattern)}.").capitalize())
+            text = WHY.get(pattern, f"the task asks for {_shown(pattern)}.")
+            notes.append(text[:1].upper() + text[1:])
     ops = record.get("graph_ops")
     if exercise.must_build_no_graph and isinstance(ops, int) and ops > 0:
         notes.append(

@@ -113,8 +113,10 @@ EXERCISES = [
         hints=(
             "Which function makes the numbers 0, 1, ..., 11?",
             "torch.arange(12) gives 12 numbers in a row; now give them 3 rows of 4.",
-            "torch.arange(12).reshape(3, 4)",
+            "Make the 12 numbers with torch.arange, then call .reshape on the result with the "
+            "number of rows and of columns.",
         ),
+        require=("call:arange",),
         solution="answer = torch.arange(12).reshape(3, 4)",
     ),
     Exercise(
@@ -140,7 +142,8 @@ EXERCISES = [
         hints=(
             "Keep all rows; in the column dimension, take a step of 2.",
             "A slice start:stop:step works in each dimension; `:` alone means all rows.",
-            "return x[:, ::2]",
+            "Index with two slices separated by a comma: all of dim 0, then dim 1 from the start "
+            "to the end in steps of 2.",
         ),
         solution="def every_other_column(x):\n    return x[:, ::2]",
     ),
@@ -154,7 +157,7 @@ EXERCISES = [
         hints=(
             "The formula is F = C × 9/5 + 32, applied to every element.",
             "Arithmetic with a Python number applies it to every element; no loop is needed.",
-            "return celsius * 9 / 5 + 32",
+            "Multiply the whole tensor by 9/5, add 32, and return the result: one line, no loop.",
         ),
         solution="def celsius_to_fahrenheit(celsius):\n    return celsius * 9 / 5 + 32",
     ),

@@ -181,7 +181,7 @@ EXERCISES = [
         hints=(
             "Read the error: mean() wants a floating point input.",
             "Convert the counts to float32 before taking the mean.",
-            "return counts.float().mean()",
+            "Cast the counts with the short method for float32, then take the mean of the result.",
         ),
         solution="def mean_of_counts(counts):\n    return counts.float().mean()",
     ),
@@ -214,7 +214,8 @@ EXERCISES = [
             "Use .to(...) with both the dtype and the device of `reference`.",
             "values.to(device=reference.device, dtype=reference.dtype) works; "
             "so does a one-argument form of .to.",
-            "return values.to(reference)",
+            "Tensor.to also accepts another tensor: it then takes that tensor's dtype and device "
+            "in one call. Return the converted values.",
         ),
         solution="def match_like(values, reference):\n    return values.to(reference)",
     ),

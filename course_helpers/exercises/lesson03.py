@@ -151,7 +151,8 @@ EXERCISES = [
             "x.dim() tells you whether you got one image (3) or a batch (4).",
             "For a single image, x.unsqueeze(0) adds a batch dimension of size 1 in front. Do "
             "not use squeeze: a batch of one must stay 4-D.",
-            "return x if x.dim() == 4 else x.unsqueeze(0)",
+            "One conditional expression does it: give back x itself when it already has 4 "
+            "dimensions, otherwise x with a new dimension 0.",
         ),
         solution=("def as_batch(x):\n    return x if x.dim() == 4 else x.unsqueeze(0)"),
     ),
@@ -166,7 +167,8 @@ EXERCISES = [
             "Keep dimension 0 as it is and merge the other three into one.",
             "view fails on the permuted batch, and reshape(n, -1) cannot infer the -1 when "
             "n is 0. One method merges 'every dimension from 1 on' without inferring anything.",
-            "return batch.flatten(start_dim=1)",
+            "torch.flatten and Tensor.flatten take a start_dim: keep dim 0 and merge from dim 1 "
+            "to the end.",
         ),
         solution="def flatten_images(batch):\n    return batch.flatten(start_dim=1)",
     ),
@@ -181,7 +183,8 @@ EXERCISES = [
             "m.t() is right: its rows are the columns of m. The problem is the step after it.",
             "m.t() is not contiguous, so view cannot flatten it. Which method flattens and "
             "copies when it has to?",
-            "return m.t().reshape(-1)",
+            "Keep the transpose and replace the flattening view by the method that copies when "
+            "the memory order requires it, with -1 for the size.",
         ),
         solution="def columns_in_order(m):\n    return m.t().reshape(-1)",
     ),

@@ -113,7 +113,8 @@ EXERCISES = [
             "every entry of its own row?",
             "Shape (N,) lines up with the columns; shape (N, 1) lines up with the rows. "
             "keepdim=True keeps the reduced dimension as size 1.",
-            "return x - x.mean(dim=1, keepdim=True)",
+            "Subtract from x its row means taken with keepdim=True, so they have shape (N, 1) and "
+            "broadcast along each row.",
         ),
         solution="def center_rows(x):\n    return x - x.mean(dim=1, keepdim=True)",
     ),
@@ -129,8 +130,10 @@ EXERCISES = [
             "is (N,)?",
             "It is (N, N): every prediction meets every target. Make the two shapes equal "
             "before subtracting.",
-            "return ((prediction.squeeze(1) - target) ** 2).mean()",
+            "Remove the size-1 column of prediction by naming its dim (never squeeze() with no "
+            "dim), then take the mean of the squared differences.",
         ),
+        forbid=("call:squeeze()",),
         solution=(
             "def mse(prediction, target):\n"
             "    return ((prediction.squeeze(1) - target) ** 2).mean()"
@@ -163,7 +166,8 @@ EXERCISES = [
             "shape (1, M, D). What does their difference broadcast to?",
             "a[:, None, :] - b[None, :, :] has shape (N, M, D). Square it and sum over the last "
             "dimension.",
-            "return ((a[:, None, :] - b[None, :, :]) ** 2).sum(dim=-1)",
+            "Subtract the two indexed views, square the (N, M, D) difference and sum over its last "
+            "dimension: the result has shape (N, M).",
         ),
         solution=(
             "def pairwise_sq_dists(a, b):\n"
