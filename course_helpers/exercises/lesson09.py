@@ -191,10 +191,13 @@ EXERCISES = [
             "twice with torch.autograd.grad.",
             "The first torch.autograd.grad call needs create_graph=True; both calls need a scalar, "
             "so differentiate .sum() of the elementwise result.",
-            "x_leaf = x.detach().requires_grad_(); (d1,) = torch.autograd.grad("
-            "torch.tanh(x_leaf).sum(), x_leaf, create_graph=True); (d2,) = "
-            "torch.autograd.grad(d1.sum(), x_leaf); return d2",
+            "Detach x and switch requires_grad on for that new leaf (x itself stays untouched); "
+            "take torch.autograd.grad of the summed tanh with respect to the leaf, keeping the "
+            "graph of that first derivative (create_graph=True) so it can be differentiated "
+            "again; then call torch.autograd.grad once more on the sum of the first derivative "
+            "and return the result.",
         ),
+        context="keep_graph",
         solution=(
             "def second_derivative_of_tanh(x):\n"
             "    x_leaf = x.detach().requires_grad_()\n"
@@ -215,6 +218,7 @@ EXERCISES = [
             "has no history.",
             "A tensor with a history (a grad_fn) has requires_grad=True.",
         ),
+        reveal_values=False,
         solution="answer = (True, False)",
     ),
     Exercise(
@@ -229,9 +233,12 @@ EXERCISES = [
             "third in x.grad.",
             "Both grad calls need create_graph=True, otherwise the next step has no graph to "
             "differentiate.",
-            "(d1,) = torch.autograd.grad(x**4, x, create_graph=True); (d2,) = "
-            "torch.autograd.grad(d1, x, create_graph=True); d2.backward()",
+            "Make x the 0-dim leaf 1.5 that requires grad; differentiate x**4 with "
+            "torch.autograd.grad, keeping the graph, then differentiate that first derivative "
+            "the same way; the result is f''(x) with a graph of its own, and calling backward() "
+            "on it writes f'''(1.5) into x.grad. Answer with x.",
         ),
+        context="keep_graph",
         solution=(
             "x = torch.tensor(1.5, requires_grad=True)\n"
             "(d1,) = torch.autograd.grad(x**4, x, create_graph=True)\n"

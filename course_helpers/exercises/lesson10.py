@@ -255,6 +255,7 @@ EXERCISES = [
         kind="choice",
         build_reference=lambda: ("fc.bias", "fc.weight", "gain", "running_mean"),
         options=None,
+        reveal_values=False,
         hints=(
             "state_dict() holds parameters and buffers, of the module and of its submodules.",
             "A submodule's entries are prefixed with its attribute name, e.g. 'fc.'; a plain "
@@ -337,8 +338,9 @@ EXERCISES = [
             "Loop over module.named_parameters() and compare each tensor with before[name].",
             "torch.equal(a, b) is True when two tensors have the same shape and exactly the same "
             "values; any change, however small, counts.",
-            "return [name for name, p in module.named_parameters() "
-            "if torch.equal(p.detach(), before[name])]",
+            "Build a list of the names from module.named_parameters() whose current values are "
+            "exactly equal (torch.equal) to their entry in before; compare the values without "
+            "their graph (detach them first), and keep the order named_parameters() gives.",
         ),
         solution=(
             "def stuck_parameters(before, module):\n"

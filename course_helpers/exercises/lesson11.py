@@ -208,12 +208,16 @@ EXERCISES = [
         kind="function",
         build_reference=lambda: _gd_step,
         cases=_gd_step_cases,
+        forbid=("attr:data",),
+        context="no_graph",
         hints=(
             "Make a copy of w that requires grad, compute the mean squared error of x @ w "
             "against y, and call backward().",
-            "w = w.detach().clone().requires_grad_(True); after loss.backward() the gradient "
-            "is in w.grad. Build the new weights under torch.no_grad() so they carry no graph.",
-            "with torch.no_grad(): return w - lr * w.grad",
+            "Cut the copy off from the caller's w (detach, clone) before switching "
+            "requires_grad on; after backward() the gradient is in the copy's .grad. The update "
+            "itself must not be recorded.",
+            "Inside a torch.no_grad() block, compute the copy minus lr times its gradient and "
+            "return that: it is a new tensor without a graph, and the given w is untouched.",
         ),
         solution=(
             "def gd_step(w, x, y, lr):\n"
@@ -250,14 +254,17 @@ EXERCISES = [
         kind="autograd",
         build_reference=_leaf_after_three_steps,
         attributes=("requires_grad", "is_leaf", "value", "grad"),
+        forbid=("attr:data",),
+        reveal_values=False,
         hints=(
-            "Update w in place under torch.no_grad() (w -= 0.1 * w.grad) so it stays a leaf "
-            "that requires grad.",
+            "Each step: forward, loss, backward(), then an update that autograd must not "
+            "record, so that w stays a leaf that requires grad.",
+            "Subtract 0.1 times the gradient from w in place, inside a torch.no_grad() block. "
             "Zero w.grad after the first and the second update, but not after the third: the "
             "checker looks at the third step's gradient.",
-            "for step in range(3): loss = ((x_small @ w - y_small) ** 2).mean(); "
-            "loss.backward(); with torch.no_grad(): w -= 0.1 * w.grad; and if step < 2: "
-            "w.grad.zero_()",
+            "Loop over three steps: compute the loss on x_small and y_small, call backward(), "
+            "update w in place under no_grad, and zero the gradient in place unless it is the "
+            "last step; then answer with w itself.",
         ),
         solution=(
             "w = torch.zeros(3, 1, requires_grad=True)\n"
@@ -282,7 +289,8 @@ EXERCISES = [
         hints=(
             "Nothing crashes: compare the loop with the canonical step order from the lesson.",
             "The gradients of all previous steps pile up in .grad; one call is missing.",
-            "Add optimizer.zero_grad() at the start of each step (before loss.backward()).",
+            "Each step must start from clean gradients: clear them through the optimizer "
+            "before the new backward() adds into .grad; keep every other line as it is.",
         ),
         solution=(
             "model = nn.Linear(3, 1)\n"
@@ -306,13 +314,16 @@ EXERCISES = [
         kind="function",
         build_reference=lambda: _evaluate_probe,
         cases=_evaluate_cases,
+        must_build_no_graph=True,
+        context="no_graph",
         hints=(
             "Two switches are needed: one for the layers (dropout), one for autograd. And "
             "the model must leave your function in the mode it arrived in.",
             "model.eval() turns dropout off; torch.no_grad() stops the graph. Remember "
             "model.training first so you can restore it with model.train(was_training).",
-            "was_training = model.training; model.eval(); with torch.no_grad(): loss = "
-            "F.mse_loss(model(x), y); model.train(was_training); return loss",
+            "Save the model's training flag, switch it to evaluation mode, compute F.mse_loss "
+            "inside a torch.no_grad() block, then put the model back into the saved mode "
+            "(model.train accepts a bool) before returning the loss.",
         ),
         solution=(
             "def evaluate(model, x, y):\n"
@@ -331,6 +342,7 @@ EXERCISES = [
         kind="choice",
         build_reference=lambda: (4, 4),
         options=None,
+        reveal_values=False,
         hints=(
             "len(loader) counts batches, including a last, shorter one.",
             "100 = 3 × 32 + 4: three full batches and what is left over.",

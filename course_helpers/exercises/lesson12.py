@@ -325,12 +325,14 @@ EXERCISES = [
         kind="choice",
         build_reference=lambda: (256, 256),
         options=None,
+        reveal_values=False,
         hints=(
             "The predictions have shape (256, 1) and the targets (256,). Line them up from "
             "the right, as broadcasting does.",
             "(256, 1) against (1, 256) after the missing dim is added on the left: each size-1 "
             "dim stretches.",
-            "(256, 256): every prediction minus every target.",
+            "Each size-1 dim stretches to the size of the other operand's dim: the result pairs "
+            "every prediction with every target. Write that as a shape tuple.",
         ),
         solution="answer = (256, 256)",
     ),
@@ -345,7 +347,8 @@ EXERCISES = [
             "The model predicts shape (n, 1); what shape does make_data give the targets?",
             "y is built from columns z[:, k], which have shape (n,). Give it the shape of "
             "the predictions.",
-            "return x_raw, y.unsqueeze(1)",
+            "Keep make_data as it is, except that the targets it returns get a new dim of size "
+            "1 at position 1 (one method call), so they have shape (n, 1) like the predictions.",
         ),
         solution=(
             "def make_data(n, seed):\n"
@@ -366,11 +369,14 @@ EXERCISES = [
         cases=_penalty_cases,
         rtol=1e-5,
         atol=1e-6,
+        context="keep_graph",
         hints=(
             "Does the penalty term have a grad_fn? Print type(l2_penalty(model)).",
             ".item() turns each term into a Python float: autograd cannot follow it, so the "
             "penalty contributes nothing to the gradients.",
-            "return sum(p.pow(2).sum() for p in model.parameters())",
+            "Keep each parameter's sum of squares as a tensor (drop the .item()) and add those "
+            "tensors up over model.parameters(), so the result is a 0-dim tensor with a grad_fn "
+            "that autograd can follow back to every parameter.",
         ),
         solution=(
             "def l2_penalty(model):\n    return sum(p.pow(2).sum() for p in model.parameters())"
@@ -389,7 +395,8 @@ EXERCISES = [
             "Compare run_steps with the canonical step order of lesson 11.",
             "backward() adds into .grad; nothing in the loop clears it, so every step uses "
             "the sum of all gradients so far.",
-            "Call optimizer.zero_grad() at the start of each step.",
+            "Each step must begin from empty gradients: one call on the optimizer, placed before "
+            "the forward pass and backward(), and nothing else in the loop changes.",
         ),
         solution=(
             "def run_steps(model, optimizer, x, y, steps):\n"
@@ -410,11 +417,15 @@ EXERCISES = [
         kind="function",
         build_reference=lambda: _evaluate,
         cases=_evaluate_cases,
+        must_build_no_graph=True,
+        context="no_graph",
         hints=(
             "Check val_loss.requires_grad after evaluate(...): should evaluation build a graph?",
             "Every evaluation records a graph (and the history keeps them all alive). Which "
             "context manager stops the recording?",
-            "with torch.no_grad(): return ((model(x) - y) ** 2).mean()",
+            "Compute the same mean squared error of model(x) against y, but inside a "
+            "torch.no_grad() block in the function, so that no operation is recorded (a "
+            "detached result would still have built the graph first).",
         ),
         solution=(
             "def evaluate(model, x, y):\n"
@@ -435,7 +446,8 @@ EXERCISES = [
         hints=(
             "Where do FEATURE_MEAN and FEATURE_STD live, and where does x live on a GPU machine?",
             "The statistics are created on the CPU. Move them to x's device inside normalize.",
-            "return (x - FEATURE_MEAN.to(x.device)) / FEATURE_STD.to(x.device)",
+            "Keep the formula (x minus the mean, divided by the std), but move both statistics "
+            "with .to(...) to the device of x (x.device) at the moment normalize uses them.",
         ),
         solution=(
             "def normalize(x):\n"
