@@ -232,4 +232,22 @@ EXERCISES = [
         ),
         solution="labels = raw_labels.long()",
     ),
+    Exercise(
+        id="02.uint8_wrap",
+        title="Predict a uint8 difference",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: 246,
+        options=None,
+        reveal_values=False,
+        hints=(
+            "uint8 holds only the integers from 0 to 255, and PyTorch neither widens the dtype "
+            "of a uint8 - uint8 result nor warns when it does not fit.",
+            "The true difference, -10, is below 0: the result wraps around, like a counter "
+            "that goes below 0 and starts again from 255.",
+            "Wrapping means adding 256 (the number of values uint8 has) until the number is "
+            "in range; answer with that Python int.",
+        ),
+        solution="answer = 246",
+    ),
 ]

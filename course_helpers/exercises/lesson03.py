@@ -241,4 +241,20 @@ EXERCISES = [
         ),
         solution='check("03.quiz_stack_shape", (4, 3, 5))',
     ),
+    Exercise(
+        id="03.fancy_index_shares",
+        title="Does a list index share memory?",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: False,
+        options=None,
+        hints=(
+            "Slices like x[0:2] give views. Is a Python list inside the brackets a slice?",
+            "Indexing with a list (or a tensor of indices, or a boolean mask) is advanced "
+            "indexing, and PyTorch handles it the same way whichever indices the list holds.",
+            "Advanced indexing always gathers the chosen elements into new memory, even when "
+            "a slice could have picked the same ones; answer with a Python bool.",
+        ),
+        solution="answer = False",
+    ),
 ]

@@ -324,4 +324,28 @@ EXERCISES = [
         ),
         solution='check("04.quiz_matvec_shape", (7, 2))',
     ),
+    Exercise(
+        id="04.mm_batch_error",
+        title="Which error: torch.mm on a batch",
+        lesson=LESSON,
+        kind="error",
+        build_reference=lambda: RuntimeError,
+        explanations={
+            "ValueError": "PyTorch reports a tensor of the wrong number of dimensions as a "
+            "RuntimeError ('self must be a matrix'), not a ValueError.",
+            "IndexError": "No dimension index is out of range here: torch.mm refuses the 3-D "
+            "input itself, with a RuntimeError ('self must be a matrix').",
+            "TypeError": "The arguments are tensors, the type torch.mm wants; it is their number "
+            "of dimensions it refuses, with a RuntimeError.",
+        },
+        hints=(
+            "Unlike @, torch.mm neither broadcasts nor accepts batches: it takes exactly two "
+            "2-D matrices.",
+            "The error comes from PyTorch's C++ shape checks; which error class did the other "
+            "shape errors of this lesson raise?",
+            "It is the same class as a failed broadcast: the generic error PyTorch raises from "
+            "its C++ checks.",
+        ),
+        solution="answer = RuntimeError",
+    ),
 ]

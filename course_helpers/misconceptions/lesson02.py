@@ -197,4 +197,14 @@ MISCONCEPTIONS = [
             "float target of any other shape: class indices must be an integer tensor."
         ),
     ),
+    # --- 02.uint8_wrap ---
+    Misconception(
+        exercise_id="02.uint8_wrap",
+        label="the true difference",
+        build_answer=lambda: -10,
+        message=(
+            "that is the difference of the numbers, but a uint8 tensor cannot hold a "
+            "negative value and the result stays uint8: it wraps around instead."
+        ),
+    ),
 ]

@@ -326,4 +326,13 @@ MISCONCEPTIONS = [
         ),
     ),
     *_MORE,
+    Misconception(
+        exercise_id="03.fancy_index_shares",
+        label="every index gives a view",
+        build_answer=lambda: True,
+        message=(
+            "slices give views, but a list of indices is advanced indexing, which always "
+            "copies the picked elements into new memory, even rows a slice could have picked."
+        ),
+    ),
 ]
