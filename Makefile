@@ -15,9 +15,11 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .PHONY: lab test setup build lint unit nbval browser bench lock doctor clean
 
+# The server's root is the repository (not notebooks/), so the links from lessons to
+# ../exercises/ and ../solutions/ and the README's course map all open in JupyterLab.
 lab: setup
 	$(BIN)/python -m course_helpers doctor || true
-	$(BIN)/jupyter lab notebooks/00_start_here.ipynb $(LAB_ARGS)
+	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" notebooks/00_start_here.ipynb $(LAB_ARGS)
 
 # build --check runs as tests/test_build.py::test_repository_build_is_up_to_date
 test: setup lint
