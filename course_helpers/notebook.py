@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 
 
 def cpu_generator(seed: int = 0):
@@ -29,12 +30,15 @@ def setup_notebook(seed: int = 0, *, precision: int = 4, deterministic: bool = T
       the lessons do not depend on it.
 
     Returns ``course_helpers.get_device()``. Prints nothing, so the cell's output
-    is the same on CPU, CUDA and MPS machines.
+    is the same on CPU, CUDA and MPS machines. The one exception: when ``COURSE_DEVICE``
+    names a device this machine does not have, it says so once (on stderr) and returns the
+    CPU, so the rest of the notebook still runs instead of failing cell after cell.
     """
     import numpy as np
     import torch
 
     from course_helpers.device import get_device
+    from course_helpers.errors import CourseError
 
     random.seed(seed)
     np.random.seed(seed)
@@ -45,4 +49,8 @@ def setup_notebook(seed: int = 0, *, precision: int = 4, deterministic: bool = T
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         torch.use_deterministic_algorithms(True, warn_only=True)
         torch.backends.cudnn.benchmark = False
-    return get_device()
+    try:
+        return get_device()
+    except CourseError as err:
+        sys.stderr.write(f"Warning: {err}\nThis notebook continues on the CPU.\n")
+        return torch.device("cpu")

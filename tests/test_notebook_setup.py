@@ -50,3 +50,20 @@ def test_public_names_resolve():
 
     for name in course_helpers.__all__:
         assert callable(getattr(course_helpers, name))
+
+
+def test_an_unavailable_course_device_warns_once_and_continues_on_the_cpu(monkeypatch, capsys):
+    # cuda:99 is missing on every machine: no CUDA at all, or fewer than 100 GPUs
+    monkeypatch.setenv("COURSE_DEVICE", "cuda:99")
+    assert setup_notebook() == torch.device("cpu")
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "COURSE_DEVICE='cuda:99'" in err
+    assert "continues on the CPU" in err
+    assert len(err.strip().splitlines()) == 2  # one message, no traceback
+
+
+def test_a_misspelt_course_device_is_named_and_the_cpu_used(monkeypatch, capsys):
+    monkeypatch.setenv("COURSE_DEVICE", "gpu")
+    assert setup_notebook() == torch.device("cpu")
+    assert "is not a device type" in capsys.readouterr().err
