@@ -1,14 +1,15 @@
 """Tiered hints: ``hint(id)`` gives the next one (nudge → stronger → near-solution).
 
 The count of hints shown lives in this kernel only, so restarting the kernel starts
-again at hint 1. The full solution is shown only when asked for explicitly:
-``hint(id, solution=True)`` or ``solution(id)``.
+again at hint 1. In a notebook a hint appears where ``hint(id)`` is called, even when the
+call is not the cell's last line: every hint counted is a hint shown. The full solution is
+shown only when asked for explicitly: ``hint(id, solution=True)`` or ``solution(id)``.
 """
 
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _shown: dict[str, int] = {}
 
@@ -24,6 +25,8 @@ class HintText:
     body: str
     footer: str = ""
     is_last: bool = False
+    # set once this hint has been displayed in a notebook, so it never appears twice
+    _displayed: list = field(default_factory=list, repr=False, compare=False)
 
     def __str__(self) -> str:
         return "\n".join(part for part in (self.heading, self.body, self.footer) if part)
@@ -42,6 +45,26 @@ class HintText:
         )
         return {"text/plain": str(self), "text/html": block}
 
+    def _ipython_display_(self):
+        if self._displayed:  # already shown where hint() was called
+            return
+        self._displayed.append(True)
+        from IPython.display import display
+
+        display(self._repr_mimebundle_(), raw=True)
+
+
+def _show_now(text: HintText) -> HintText:
+    """In IPython, display the hint at once (a hint counted must be a hint seen)."""
+    import sys
+
+    if "IPython" in sys.modules:
+        from IPython import get_ipython
+
+        if get_ipython() is not None:
+            text._ipython_display_()
+    return text
+
 
 def hint(exercise_id: str, solution: bool = False) -> HintText:
     """The next hint for ``exercise_id`` ("Hint 1/3", "Hint 2/3", ...).
@@ -50,8 +73,8 @@ def hint(exercise_id: str, solution: bool = False) -> HintText:
     which ``hint(exercise_id, solution=True)`` shows.
     """
     if solution:
-        return _solution(exercise_id)
-    return next_hint(exercise_id)
+        return _show_now(_solution(exercise_id))
+    return _show_now(next_hint(exercise_id))
 
 
 def solution(exercise_id: str) -> HintText:

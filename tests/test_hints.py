@@ -66,3 +66,25 @@ def test_unknown_id_is_a_course_error():
 
 def test_public_name():
     assert course_helpers.hint is hint
+
+
+def test_a_hint_called_mid_cell_is_shown_once_where_it_is_called():
+    # a real kernel: hint() on a line that is not the cell's last, then the same object last
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "import os\nos.environ['COURSE_PROGRESS'] = 'off'\nfrom course_helpers import hint\n"
+            "h = hint('00.first_tensor')\nprint('after the call')\nh"
+        ),
+        nbformat.v4.new_code_cell("hint('00.first_tensor')"),
+    ]
+    NotebookClient(nb, timeout=60, kernel_name="python3").execute()
+    first = nb.cells[0].outputs
+    texts = [o["data"]["text/plain"] for o in first if "data" in o]
+    assert len(texts) == 1 and texts[0].startswith("Hint 1/")  # shown once, not twice
+    assert first[0]["output_type"] == "display_data"  # before the print: where it was called
+    second = [o["data"]["text/plain"] for o in nb.cells[1].outputs if "data" in o]
+    assert len(second) == 1 and second[0].startswith("Hint 2/")
