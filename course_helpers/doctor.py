@@ -61,6 +61,16 @@ def _widget_extension() -> Finding:
         for p in dict.fromkeys([sys.prefix, sys.base_prefix])
     ]
     found = next((c for c in candidates if (c / "package.json").exists()), None)
+    wanted = _extension_requirement()
+    if version and found and wanted and not _satisfies(version, wanted):
+        return Finding(
+            "widget extension",
+            False,
+            f"jupyterlab_widgets {version}, but ipywidgets {_version('ipywidgets')} needs "
+            f"jupyterlab_widgets{wanted}",
+            f"pip install 'jupyterlab_widgets{wanted}', then restart JupyterLab (a mismatch "
+            "shows 'Error displaying widget')",
+        )
     if version and found:
         return Finding("widget extension", True, f"jupyterlab_widgets {version} (prebuilt, found)")
     return Finding(
@@ -69,6 +79,55 @@ def _widget_extension() -> Finding:
         "JupyterLab widget extension not found",
         "pip install 'ipywidgets>=8' jupyterlab_widgets in the environment that runs JupyterLab, "
         "then restart JupyterLab (without it, widgets show 'Error displaying widget')",
+    )
+
+
+def _extension_requirement() -> str:
+    """The jupyterlab_widgets version ipywidgets asks for (e.g. "~=3.0.17"), or ""."""
+    try:
+        requires = metadata.requires("ipywidgets") or []
+    except metadata.PackageNotFoundError:
+        return ""
+    for line in requires:
+        name, _, spec = line.partition("jupyterlab_widgets")
+        if not name.strip() and spec:
+            return spec.split(";")[0].strip()
+    return ""
+
+
+def _satisfies(version: str, spec: str) -> bool:
+    try:
+        from packaging.specifiers import SpecifierSet
+
+        return SpecifierSet(spec).contains(version, prereleases=True)
+    except Exception:  # packaging missing or an unreadable spec
+        return True  # cannot tell: do not report a problem we cannot name
+
+
+def _ipywidgets_imports() -> Finding:
+    """Import ipywidgets in a fresh interpreter: installed metadata alone can hide a broken
+    install (the course's widgets then fall back to text)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", "import ipywidgets"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as err:
+        return Finding("ipywidgets import", False, f"could not be tried: {err}", required=False)
+    if done.returncode == 0:
+        return Finding("ipywidgets import", True, "imports cleanly")
+    lines = done.stderr.strip().splitlines()
+    return Finding(
+        "ipywidgets import",
+        False,
+        lines[-1] if lines else f"exit code {done.returncode}",
+        "pip install --force-reinstall 'ipywidgets>=8' (until then checks and hints show as "
+        "text, without buttons)",
     )
 
 
@@ -129,6 +188,8 @@ def findings() -> list[Finding]:
             required=False,
         )
     )
+    if _version("ipywidgets"):
+        result.append(_ipywidgets_imports())
     result.append(_widget_extension())
     return result
 

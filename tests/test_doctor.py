@@ -84,3 +84,31 @@ def test_every_runtime_dependency_is_in_the_report():
     requirements = tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"]
     names = {re.split(r"[<>=!~ ;\[]", r, maxsplit=1)[0].lower() for r in requirements}
     assert names <= set(doctor.PACKAGES)
+
+
+def test_a_broken_ipywidgets_install_is_found_by_importing_it(monkeypatch, tmp_path):
+    # metadata says installed; the import itself fails (a half-upgraded environment)
+    (tmp_path / "ipywidgets").mkdir()
+    (tmp_path / "ipywidgets" / "__init__.py").write_text("raise ImportError('half installed')\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    found = _by_name()["ipywidgets import"]
+    assert not found.ok and found.required
+    assert "half installed" in found.detail
+    assert "force-reinstall" in found.fix
+
+
+def test_ipywidgets_imports_cleanly_here():
+    assert _by_name()["ipywidgets import"].ok
+
+
+def test_a_widget_extension_that_does_not_match_ipywidgets_is_a_problem(monkeypatch):
+    monkeypatch.setattr(doctor, "_extension_requirement", lambda: "~=9.9.0")
+    found = _by_name()["widget extension"]
+    assert not found.ok
+    assert "needs jupyterlab_widgets~=9.9.0" in found.detail
+    assert "pip install 'jupyterlab_widgets~=9.9.0'" in found.fix
+
+
+def test_the_installed_widget_extension_matches_ipywidgets():
+    assert doctor._extension_requirement()  # ipywidgets 8 pins its extension
+    assert _by_name()["widget extension"].ok
