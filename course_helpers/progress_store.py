@@ -118,6 +118,8 @@ class LessonProgress:
     done: int
     attempted: int
     not_started: int
+    # ids of the exercises not started yet (named in the report once a lesson is begun)
+    missing: tuple[str, ...] = ()
 
     @property
     def total(self) -> int:
@@ -139,12 +141,17 @@ class ProgressReport:
         done = sum(p.done for p in self.lessons)
         total = sum(p.total for p in self.lessons)
         rows.append(f"{done} of {total} exercises done.")
+        rows.extend(f"Not started in {p.lesson}: {', '.join(p.missing)}" for p in self._begun())
         if self.note:
             rows.append(self.note)
         return "\n".join(rows)
 
     def __repr__(self) -> str:
         return str(self)
+
+    def _begun(self) -> list[LessonProgress]:
+        """Lessons with some exercises done or attempted and others not started yet."""
+        return [p for p in self.lessons if p.missing and (p.done or p.attempted)]
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         cell = 'style="padding: 2px 8px; text-align: {}"'
@@ -167,6 +174,12 @@ class ProgressReport:
         done = sum(p.done for p in self.lessons)
         total = sum(p.total for p in self.lessons)
         note = f"<div>{html.escape(self.note)}</div>" if self.note else ""
+        note += "".join(
+            f"<div>Not started in <code>{html.escape(p.lesson)}</code>: "
+            + ", ".join(f"<code>{html.escape(i)}</code>" for i in p.missing)
+            + "</div>"
+            for p in self._begun()
+        )
         table = (
             f'<table class="course-progress"><thead><tr>{head}</tr></thead><tbody>{body}'
             f"</tbody></table><div>{done} of {total} exercises done.</div>{note}"
@@ -179,6 +192,7 @@ def summarize(results: dict[str, str]) -> tuple[LessonProgress, ...]:
     from course_helpers.exercises import catalog
 
     counts: dict[str, list[int]] = {}
+    missing: dict[str, list[str]] = {}
     for exercise in catalog():
         row = counts.setdefault(exercise.lesson, [0, 0, 0])
         status = results.get(exercise.id)
@@ -188,7 +202,11 @@ def summarize(results: dict[str, str]) -> tuple[LessonProgress, ...]:
             row[1] += 1
         else:
             row[2] += 1
-    return tuple(LessonProgress(lesson, *row) for lesson, row in counts.items())
+            missing.setdefault(exercise.lesson, []).append(exercise.id)
+    return tuple(
+        LessonProgress(lesson, *row, tuple(missing.get(lesson, ())))
+        for lesson, row in counts.items()
+    )
 
 
 def progress(path: Path | None = None) -> ProgressReport:

@@ -133,3 +133,16 @@ def test_cli_reads_another_database(capsys, tmp_path, monkeypatch):
     assert main(["--db", str(other)]) == 0
     assert f"1 of {len(catalog())} exercises done." in capsys.readouterr().out
     assert database_path() == default  # --db reads that file without changing the setting
+
+
+def test_a_begun_lesson_names_what_is_not_started():
+    lesson01 = [e for e in catalog() if e.lesson == "01_tensors"]
+    first, rest = lesson01[0], lesson01[1:]
+    check(first.id, first.reference)
+    report = progress()
+    row = next(p for p in report.lessons if p.lesson == "01_tensors")
+    assert row.missing == tuple(e.id for e in rest)
+    text = str(report)
+    assert f"Not started in 01_tensors: {', '.join(e.id for e in rest)}" in text
+    assert "Not started in 02_" not in text  # lessons not begun are not listed id by id
+    assert rest[0].id in report._repr_mimebundle_()["text/html"]
