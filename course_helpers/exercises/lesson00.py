@@ -45,6 +45,7 @@ EXERCISES = [
         hints=(
             "It is a key combination, not a single key.",
             "Plain Enter only adds a new line inside the cell; hold one more key.",
+            "Hold the key you use for capital letters, and press Enter while you hold it.",
         ),
         solution='answer = "b"  # Shift+Enter',
     ),
