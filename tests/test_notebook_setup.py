@@ -67,3 +67,77 @@ def test_a_misspelt_course_device_is_named_and_the_cpu_used(monkeypatch, capsys)
     monkeypatch.setenv("COURSE_DEVICE", "gpu")
     assert setup_notebook() == torch.device("cpu")
     assert "is not a device type" in capsys.readouterr().err
+
+
+def _run_cells(sources, env=None):
+    import os
+    import re
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    saved = dict(os.environ)
+    os.environ.update(env or {})
+    try:
+        NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True).execute()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    errors = []
+    for cell in nb.cells:
+        for output in cell.outputs:
+            if output.output_type == "error":
+                text = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(output.traceback))
+                errors.append((output.ename, output.evalue, text))
+    return errors
+
+
+ERROR_CELLS = [
+    "import torch\nfrom course_helpers import setup_notebook\ndevice = setup_notebook()",
+    # an error raised inside torch's own Python code, called from a learner's function
+    "def run_twice(x):\n    y = (x * 2).sum()\n    y.backward()\n    y.backward()\n\n\n"
+    "run_twice(torch.ones(3, requires_grad=True))",
+    # the same error, chained to another one
+    "try:\n    run_twice(torch.ones(3, requires_grad=True))\nexcept RuntimeError as err:\n"
+    "    raise ValueError('the graph was freed') from err",
+]
+
+
+def test_setup_shows_errors_without_torch_internals_but_with_the_whole_message():
+    errors = _run_cells(ERROR_CELLS)
+    assert len(errors) == 2
+    (ename, evalue, text), (chained_name, chained_value, chained) = errors
+    assert ename == "RuntimeError"  # what nbval compares is untouched
+    assert evalue.startswith("Trying to backward through the graph a second time")
+    assert f"RuntimeError: {evalue}" in text  # the whole message
+    assert "----> 7 run_twice(torch.ones(3, requires_grad=True))" in text  # the learner's lines
+    assert "----> 4     y.backward()" in text
+    assert "site-packages" not in text and "torch/" not in text
+    assert text.rstrip().endswith("frames inside torch hidden; run %tb to see the full traceback)")
+    assert (chained_name, chained_value) == ("ValueError", "the graph was freed")
+    assert f"RuntimeError: {evalue}" in chained and "----> 4     y.backward()" in chained
+    assert "site-packages" not in chained
+
+
+def test_full_tracebacks_on_request():
+    ((_, _, full),) = _run_cells(ERROR_CELLS[:2], env={"COURSE_TRACEBACKS": "full"})
+    assert "site-packages/torch" in full and "hidden" not in full
+
+
+def test_library_frames_are_told_from_the_learners():
+    import torch
+
+    from course_helpers.notebook import _library, _library_dirs, hidden_note
+
+    dirs = _library_dirs()
+    assert _library(torch.__file__, dirs) == "torch"
+    assert _library(__file__, dirs) == ""  # a file of the learner's (here: this test)
+    assert _library("/tmp/ipykernel_12/345.py", dirs) == ""  # a notebook cell
+    assert _library("<ipython-input-3>", dirs) == ""
+    assert _library(random.__file__, dirs) == "Python's standard library"
+    assert _library("/x/lib/python3.11/site-packages/six.py", dirs) == "six"
+    assert hidden_note({"torch": 3, "numpy": 1}) == (
+        "(4 frames inside torch, numpy hidden; run %tb to see the full traceback)"
+    )
