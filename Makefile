@@ -17,9 +17,12 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 # The server's root is the repository (not notebooks/), so the links from lessons to
 # ../exercises/ and ../solutions/ and the README's course map all open in JupyterLab.
+# JUPYTER_CONFIG_PATH adds .jupyter/ to Jupyter's config folders (yours still count): its
+# labconfig/default_setting_overrides.json makes JupyterLab save widget state with the
+# notebook (see docs/widgets.md); a setting you choose yourself still wins.
 lab: setup
 	$(BIN)/python -m course_helpers doctor || true
-	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" notebooks/00_start_here.ipynb $(LAB_ARGS)
+	env JUPYTER_CONFIG_PATH="$(CURDIR)/.jupyter" $(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" notebooks/00_start_here.ipynb $(LAB_ARGS)
 
 # build --check runs as tests/test_build.py::test_repository_build_is_up_to_date
 test: setup lint

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import importlib.util
+import json
 import re
 import sys
 
@@ -73,17 +74,94 @@ def result_bundle(result) -> dict:
     return {"text/plain": result_text(result), "text/html": result_html(result)}
 
 
+# What a learner sees when the buttons below a result no longer reach a kernel.
+STALE_NOTE = (
+    "These buttons belong to an earlier run of this notebook (the kernel restarted, or the "
+    "notebook was closed and opened again): run this cell again to use them."
+)
+MISSING_NOTE = (
+    "The buttons of this cell were not saved with the notebook: run this cell again to get "
+    "them. (If this note stays after a re-run, run: python -m course_helpers doctor)"
+)
+
+# One stylesheet for every course widget (why and how: docs/widgets.md).
+# - ipywidgets adds the class jupyter-widgets-disconnected to the view of a widget whose kernel
+#   connection is gone (after a kernel restart, and for widgets restored from a saved notebook):
+#   the note inside a course widget then appears.
+# - JupyterLab's widget renderer writes "Error displaying widget: model not found" as bare text
+#   into an output node it marks .jupyter-widgets when a saved notebook has a widget output but
+#   no saved state for it; that text is replaced by MISSING_NOTE.
+WIDGET_CSS = (
+    ".course-widget .course-stale-note{display:none}"
+    ".course-widget.jupyter-widgets-disconnected .course-stale-note{display:block;opacity:.85}"
+    ".course-widget.jupyter-widgets-disconnected:focus-within .course-stale-note{opacity:1;"
+    "font-weight:bold}"
+    ".jp-OutputArea-output.jupyter-widgets:not(:has(*)){visibility:hidden;font-size:0;"
+    "line-height:0}"
+    ".jp-OutputArea-output.jupyter-widgets:not(:has(*))::before{visibility:visible;display:block;"
+    "font-size:var(--jp-content-font-size1,14px);line-height:1.5;padding:2px 10px;"
+    "border-left:4px solid #6d6d6d;content:" + json.dumps(MISSING_NOTE) + "}"
+    # any other disconnected widget box of the page (e.g. the backward replay) says so too
+    ".jp-OutputArea-output>.widget-box.jupyter-widgets-disconnected:not(.course-widget)::after"
+    "{display:block;padding:2px 10px;border-left:4px solid #e65100;content:"
+    + json.dumps(STALE_NOTE)
+    + "}"
+)
+
+
+def widget_style() -> str:
+    """The ``<style>`` element that goes with every output that is followed by a widget."""
+    return f'<style class="course-widget-style">{WIDGET_CSS}</style>'
+
+
+def stale_note():
+    """An ipywidgets HTML note, hidden while its widget is live (put it in the widget's box,
+    and give the box the class ``course-widget``); it carries the stylesheet itself, so a
+    widget restored from a saved notebook shows the note without any other output."""
+    import ipywidgets as widgets
+
+    note = widgets.HTML(
+        value=f'{widget_style()}<div style="{NOTE_STYLE}">{html.escape(STALE_NOTE)}</div>'
+    )
+    note.add_class("course-stale-note")
+    return note
+
+
+NOTE_STYLE = "border-left: 4px solid #e65100; padding: 2px 10px; margin: 2px 0;"
+
+
+def display_widget(widget, fallback: str = "") -> bool:
+    """Display ``widget``; if that fails (a broken ipywidgets install), print ``fallback``.
+
+    Returns whether the widget was displayed. Never raises: a widget is an extra, the text
+    form of a result, hint or quiz is always shown before it.
+    """
+    try:
+        from IPython.display import display
+
+        display(widget)
+        return True
+    except Exception as err:  # the text above already says how to go on without buttons
+        if fallback:
+            print(f"{fallback} (buttons unavailable here: {type(err).__name__}: {err})")
+        return False
+
+
 def show_result(result) -> None:
     """Display the verdict, then (when widgets work here) a Hint button below it."""
     from IPython.display import display
 
-    display(result_bundle(result), raw=True)
-    if _wants_hint(result) and widgets_available():
+    offer = _wants_hint(result) and widgets_available()
+    bundle = result_bundle(result)
+    if offer:  # the stylesheet travels with the output that precedes the widget
+        bundle["text/html"] = widget_style() + bundle["text/html"]
+    display(bundle, raw=True)
+    if offer:
         try:
             button = hint_widget(result.exercise_id)
         except Exception:  # no working widgets here: the text above already says hint(ID)
             return
-        display(button)
+        display_widget(button)
 
 
 def widgets_available() -> bool:
@@ -110,7 +188,7 @@ def hint_widget(exercise_id: str):
         def __repr__(self) -> str:  # the text form saved in notebooks: short and fixed
             return f"[Hint button for {exercise_id}]"
 
-    button = widgets.Button(description="Hint")
+    button = widgets.Button(description="Hint", tooltip=f"the next hint for {exercise_id}")
     area = widgets.Output()
 
     def reveal(_button):
@@ -123,4 +201,6 @@ def hint_widget(exercise_id: str):
             button.disabled = True
 
     button.on_click(reveal)
-    return HintBox([button, area])
+    box = HintBox([button, area, stale_note()])
+    box.add_class("course-widget")
+    return box

@@ -57,15 +57,19 @@ class Quiz:
     def _ipython_display_(self):
         from IPython.display import display
 
-        from course_helpers.feedback import widgets_available
+        from course_helpers.feedback import display_widget, widget_style, widgets_available
 
-        display(self._repr_mimebundle_(), raw=True)
-        if widgets_available():
+        offer = widgets_available()
+        bundle = self._repr_mimebundle_()
+        if offer:  # the stylesheet travels with the output that precedes the widget
+            bundle["text/html"] = widget_style() + bundle["text/html"]
+        display(bundle, raw=True)
+        if offer:
             try:
                 menu = quiz_widget(self)
             except Exception:  # widgets that do not work here: the text above is enough
                 return
-            display(menu)
+            display_widget(menu)
 
 
 def quiz(exercise_id: str, question: str = "") -> Quiz:
@@ -104,6 +108,7 @@ def quiz_widget(shown: Quiz):
     from IPython.display import display
 
     from course_helpers.checking import check
+    from course_helpers.feedback import stale_note
 
     exercise_id = shown.exercise_id
 
@@ -128,4 +133,6 @@ def quiz_widget(shown: Quiz):
                 display(check(exercise_id, choice.value))
 
     button.on_click(on_click)
-    return QuizBox([widgets.HBox([choice, button]), verdict])
+    box = QuizBox([widgets.HBox([choice, button]), verdict, stale_note()])
+    box.add_class("course-widget")
+    return box

@@ -1,5 +1,7 @@
 """Tiered hints: hint(id) gives the next one; the solution only when asked."""
 
+import html
+
 import pytest
 
 import course_helpers
@@ -88,3 +90,53 @@ def test_a_hint_called_mid_cell_is_shown_once_where_it_is_called():
     assert first[0]["output_type"] == "display_data"  # before the print: where it was called
     second = [o["data"]["text/plain"] for o in nb.cells[1].outputs if "data" in o]
     assert len(second) == 1 and second[0].startswith("Hint 2/")
+
+
+def test_the_hint_box_carries_a_note_for_when_its_kernel_is_gone():
+    from course_helpers.feedback import STALE_NOTE, WIDGET_CSS, hint_widget
+
+    box = hint_widget("00.first_tensor")
+    assert "course-widget" in box._dom_classes  # what the stylesheet's rules select
+    note = box.children[-1]
+    assert "course-stale-note" in note._dom_classes
+    assert html.escape(STALE_NOTE) in note.value
+    assert WIDGET_CSS in note.value  # restored from a saved notebook, it styles itself
+    assert ".course-widget.jupyter-widgets-disconnected .course-stale-note" in WIDGET_CSS
+
+
+def test_a_widget_that_cannot_be_displayed_leaves_a_line_of_text(monkeypatch, capsys):
+    import IPython.display
+
+    from course_helpers.feedback import display_widget
+
+    def broken(*args, **kwargs):
+        raise ImportError("cannot import name 'Widget'")
+
+    monkeypatch.setattr(IPython.display, "display", broken)
+    assert display_widget(object(), "Run hint('00.first_tensor') for a hint.") is False
+    out = capsys.readouterr().out
+    assert out.startswith("Run hint('00.first_tensor') for a hint. (buttons unavailable here:")
+    assert "ImportError" in out
+
+
+def test_in_a_kernel_the_stylesheet_comes_only_with_outputs_followed_by_a_widget():
+    import nbformat
+    from nbclient import NotebookClient
+
+    from course_helpers.feedback import widget_style
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("import torch\nfrom course_helpers import check, quiz"),
+        nbformat.v4.new_code_cell('check("00.first_tensor", torch.tensor([1, 2, 3]))'),
+        nbformat.v4.new_code_cell('check("00.first_tensor", torch.tensor([1.0, 2.0, 3.0]))'),
+        nbformat.v4.new_code_cell('quiz("00.how_to_run")'),
+    ]
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    failed, passed, asked = (cell.outputs for cell in nb.cells[1:])
+    assert failed[0]["data"]["text/html"].startswith(widget_style())
+    assert failed[1]["data"]["text/plain"] == "[Hint button for 00.first_tensor]"
+    assert len(passed) == 1 and widget_style() not in passed[0]["data"]["text/html"]
+    assert asked[0]["data"]["text/html"].startswith(widget_style())
+    assert asked[1]["data"]["text/plain"] == "[quiz menu for 00.how_to_run]"
+    assert all("text/html" not in o["data"] for o in (failed[1], asked[1]))  # nbval: unchanged
