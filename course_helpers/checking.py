@@ -82,12 +82,14 @@ class CheckResult:
 # --------------------------------------------------------------------------- check
 
 
-def check(exercise_id: str, answer: Any = ...) -> CheckResult:
+def check(exercise_id: str, answer: Any = ..., *, demo: bool = False) -> CheckResult:
     """Check your answer to exercise ``exercise_id`` and show what, if anything, is wrong.
 
     ``answer`` is what the exercise asks for: a tensor, a number, your function itself,
     an option key, or an exception class. Never raises while you learn; with
     ``COURSE_STRICT=1`` a failed check raises ``ExerciseFailed``.
+    ``demo=True`` (for a lesson's worked example, not the learner's attempt) shows the
+    verdict but records nothing: no progress, no attempt for the grader.
     """
     from course_helpers.exercises import get
 
@@ -103,7 +105,8 @@ def check(exercise_id: str, answer: Any = ...) -> CheckResult:
     except Exception as err:  # a bug in the checker must not become the learner's traceback
         return _finish(_internal_error(exercise, err))
     try:
-        _save_for_grader(exercise.id, submission)
+        if not demo:
+            _save_for_grader(exercise.id, submission)
     except Exception as err:
         _note_once(f"answer not recorded for grading: {err}")
     verdict = judge(exercise, submission)
@@ -116,7 +119,8 @@ def check(exercise_id: str, answer: Any = ...) -> CheckResult:
         verdict.message,
         len(exercise.hints) if helps else 0,
     )
-    _record_progress(exercise, result)
+    if not demo:
+        _record_progress(exercise, result)
     return _finish(result)
 
 

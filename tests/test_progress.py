@@ -146,3 +146,38 @@ def test_a_begun_lesson_names_what_is_not_started():
     assert f"Not started in 01_tensors: {', '.join(e.id for e in rest)}" in text
     assert "Not started in 02_" not in text  # lessons not begun are not listed id by id
     assert rest[0].id in report._repr_mimebundle_()["text/html"]
+
+
+def test_a_demo_check_shows_its_verdict_but_records_nothing():
+    shown = check("00.first_tensor", torch.tensor([1, 2, 3]), demo=True)
+    assert shown.status == "failed"  # the learner still sees the verdict
+    assert latest_results() == {}  # ... but it is not their attempt
+    check("00.first_tensor", torch.tensor([1.0, 2.0, 3.0]))
+    check("00.first_tensor", torch.tensor([1, 2, 3]), demo=True)
+    assert latest_results() == {"00.first_tensor": "passed"}  # nor does it overwrite one
+
+
+def test_lesson_00_marks_its_worked_example_as_a_demo():
+    import re
+    from pathlib import Path
+
+    import nbformat
+
+    root = Path(__file__).resolve().parent.parent
+    nb = nbformat.read(root / "notebooks" / "00_start_here.ipynb", 4)
+    calls = [
+        (cell.source, call)
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for call in re.findall(r"check\([^\n]*\)", cell.source)
+    ]
+    demos = [call for source, call in calls if "demo=True" in call]
+    own = [call for source, call in calls if "demo=True" not in call]
+    # the typical first attempt (right numbers, wrong dtype) is a demo ...
+    assert demos == ['check("00.first_tensor", answer, demo=True)']
+    # ... and the learner's own cells are the stubs they fill in
+    assert all("..." in source for source, call in calls if "demo=True" not in call)
+    assert {re.match(r'check\("([\w.]+)"', call).group(1) for call in own} == {
+        "00.first_tensor",
+        "00.how_to_run",
+    }
