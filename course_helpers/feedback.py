@@ -96,6 +96,10 @@ WIDGET_CSS = (
     ".course-widget.jupyter-widgets-disconnected .course-stale-note{display:block;opacity:.85}"
     ".course-widget.jupyter-widgets-disconnected:focus-within .course-stale-note{opacity:1;"
     "font-weight:bold}"
+    # ipywidgets marks every disconnected part with a broken-link icon: one (the box's) is enough
+    ".course-widget .jupyter-widgets-disconnected::before,"
+    ".jp-OutputArea-output>.jupyter-widgets-disconnected .jupyter-widgets-disconnected::before"
+    "{display:none}"
     ".jp-OutputArea-output.jupyter-widgets:not(:has(*)){visibility:hidden;font-size:0;"
     "line-height:0}"
     ".jp-OutputArea-output.jupyter-widgets:not(:has(*))::before{visibility:visible;display:block;"

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
+import shlex
 import shutil
 import socket
 import subprocess
@@ -57,10 +59,25 @@ def _write_settings(settings_dir: Path) -> None:
         path.write_text(json.dumps(values))
 
 
+def make_lab_command() -> list[str]:
+    """The command `make lab` runs to start JupyterLab, as `make -n lab` prints it."""
+    dry_run = subprocess.run(
+        ["make", "-n", "-s", "lab"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    lines = [line for line in dry_run.splitlines() if re.search(r"jupyter\S* lab\b", line)]
+    if len(lines) != 1:
+        raise RuntimeError(f"`make -n lab` should run JupyterLab once, it prints:\n{dry_run}")
+    return shlex.split(lines[0])
+
+
 class LabServer:
-    def __init__(self, workdir: Path, source: Path = ROOT):
+    """``make_lab=True``: the very command of ``make lab``, serving the repository itself
+    (autosave off, so nothing is written there); otherwise a copy of the course."""
+
+    def __init__(self, workdir: Path, source: Path = ROOT, make_lab: bool = False):
         self.source = source
         self.workdir = workdir
+        self.make_lab = make_lab
         self.port = free_port()
         self.token = secrets.token_hex(16)
         self.process: subprocess.Popen | None = None
@@ -76,8 +93,9 @@ class LabServer:
 
     def start(self, timeout: float = 90) -> None:
         course = self.workdir / "course"
-        for folder in COURSE_DIRS:
-            shutil.copytree(self.source / folder, course / folder)
+        if not self.make_lab:
+            for folder in COURSE_DIRS:
+                shutil.copytree(self.source / folder, course / folder)
         home = self.workdir / "home"
         settings = self.workdir / "settings"
         _write_settings(settings)
@@ -93,7 +111,24 @@ class LabServer:
             COURSE_STRICT="0",
             OMP_NUM_THREADS="1",
             PYDEVD_DISABLE_FILE_VALIDATION="1",
+            # as `make lab` does (see the Makefile): the course's Jupyter settings
+            JUPYTER_CONFIG_PATH=str(ROOT / ".jupyter"),
         )
+        private = [
+            "--no-browser", f"--port={self.port}", "--ServerApp.ip=127.0.0.1",
+            f"--IdentityProvider.token={self.token}", "--allow-root",
+            "--LabApp.news_url=None",
+        ]  # fmt: skip
+        if self.make_lab:
+            self.process = subprocess.Popen(
+                make_lab_command() + private,
+                cwd=ROOT,
+                env=env,
+                stdout=self.log.open("w"),
+                stderr=subprocess.STDOUT,
+            )
+            self._wait(timeout)
+            return
         command = [
             sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
             f"--port={self.port}", "--ip=127.0.0.1", f"--ServerApp.token={self.token}",
@@ -103,6 +138,9 @@ class LabServer:
         self.process = subprocess.Popen(
             command, env=env, stdout=self.log.open("w"), stderr=subprocess.STDOUT
         )
+        self._wait(timeout)
+
+    def _wait(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

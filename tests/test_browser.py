@@ -243,3 +243,310 @@ def test_a_learner_fails_takes_a_hint_and_then_passes(page, lab):
     output.get_by_text(re.compile("passed", re.I)).first.wait_for(timeout=30_000)
     screenshot(page, "interactive__" + Path(relative).name)
     shutdown_kernel(page)
+
+
+# --------------------------------------------------------------------------- the learner's journey
+# (issue 11) `make lab` as the README says; save, close, reopen and restart; dark theme.
+
+
+def test_make_lab_opens_lesson_00_and_a_lessons_exercises_link_opens_the_exercises(
+    browser, tmp_path
+):
+    """The server is started by the command `make lab` runs (read from `make -n lab`), with only
+    a port, a token, no browser and private Jupyter folders added; autosave is off, and nothing
+    is saved, so the repository it serves is not written to."""
+    server = LabServer(tmp_path, make_lab=True)
+    server.start()
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    try:
+        # what `make lab` opens: lesson 00, from a server whose root is the repository
+        page.goto(server.url("notebooks/00_start_here.ipynb"))
+        page.locator(".jp-NotebookPanel h1", has_text="00 · Start here").wait_for(timeout=90_000)
+        page.goto(server.url("notebooks/01_tensors.ipynb"))
+        lesson = page.locator(".jp-NotebookPanel:visible")
+        link = lesson.locator("a", has_text=re.compile(r"^Exercises$")).first
+        link.wait_for(timeout=90_000)
+        link.click()
+        heading = page.locator(".jp-NotebookPanel:visible h1", has_text="01 · Tensors: exercises")
+        heading.wait_for(timeout=60_000)
+        assert "exercises/01_tensors.ipynb" in page.url  # JupyterLab's address of the open file
+        assert "Could not find path" not in page.inner_text("body")
+    finally:
+        context.close()
+        server.stop()
+
+
+RUN_CELLS = """async (indices) => {
+  const app = window.jupyterapp;
+  const nb = app.shell.currentWidget.content;
+  for (const i of indices) {
+    nb.activeCellIndex = i;
+    await app.commands.execute('notebook:run-cell');
+  }
+}"""
+
+CELLS_DONE = """(indices) => {
+  const w = window.jupyterapp.shell.currentWidget;
+  const k = w.sessionContext.session && w.sessionContext.session.kernel;
+  if (!k || k.status !== 'idle') return false;
+  const cells = w.content.model.cells;
+  return indices.every(i => cells.get(i).executionCount !== null)
+    && ![...document.querySelectorAll('.jp-InputPrompt')].some(p => p.textContent.includes('[*]'));
+}"""
+
+# every cell trusted, as after Run All, so that the saved notebook is signed and opens trusted
+TRUST_AND_SAVE = """async () => {
+  const w = window.jupyterapp.shell.currentWidget;
+  for (const c of w.content.model.cells) c.trusted = true;
+  await w.context.save();
+}"""
+
+RESTART = """async () => {
+  const w = window.jupyterapp.shell.currentWidget;
+  await w.sessionContext.restartKernel();
+}"""
+
+KERNEL_IDLE = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  const k = w.sessionContext.session && w.sessionContext.session.kernel;
+  return !!(k && k.status === 'idle');
+}"""
+
+PSEUDO = """([selector, which]) => [...document.querySelectorAll(selector)]
+  .map(e => getComputedStyle(e, which).content)"""
+
+
+def _run(page, indices: list[int]) -> None:
+    page.evaluate(RUN_CELLS, indices)
+    page.wait_for_function(CELLS_DONE, arg=indices, timeout=120_000, polling=300)
+
+
+def _close(page) -> None:
+    """Shut the kernel down and close the browser tab, as a learner who is done for the day."""
+    shutdown_kernel(page)
+    page.context.close()
+
+
+def _reopen(browser, lab, relative: str):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    open_notebook(page, lab, relative)
+    return page
+
+
+def _no_widget_error(page, relative: str) -> None:
+    """Once every widget output has settled (restored, or known to have no saved state),
+    none shows JupyterLab's "Error displaying widget"."""
+    page.wait_for_function(
+        "() => ![...document.querySelectorAll('.jp-OutputArea-output')]"
+        ".some(e => e.textContent.trim() === 'Loading widget...')",
+        timeout=60_000,
+        polling=500,
+    )
+    body = page.inner_text("#main")
+    assert "Error displaying widget" not in body, f"{relative}: {body[:2000]}"
+
+
+def _stale_note(cell):
+    return cell.locator(".course-stale-note", has_text="run this cell again")
+
+
+def _saved_widget_state(lab, relative: str) -> dict:
+    import json
+
+    nb = json.loads((lab.workdir / "course" / relative).read_text())
+    widgets = nb["metadata"].get("widgets", {})
+    return widgets.get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+
+
+def test_an_exercise_notebook_survives_save_reopen_and_restart(browser, lab):
+    from course_helpers.feedback import MISSING_NOTE
+
+    relative = "exercises/03_shapes_and_views.ipynb"
+    index, exercise = _first_value_exercise(relative)
+    page = _reopen(browser, lab, relative)
+    _run(page, [1, index])  # the setup cell and one untouched exercise: "not attempted"
+    cell = _cell(page, index)
+    cell.get_by_role("button", name="Hint").click()
+    cell.get_by_text(re.compile(rf"Hint 1/\d+ for {re.escape(exercise.id)}")).wait_for()
+    assert not _stale_note(cell).is_visible()  # live buttons carry no note
+
+    # save (widget state goes with it: saveState is on in make lab's settings) and reopen
+    page.evaluate(TRUST_AND_SAVE)
+    kinds = {m["model_name"] for m in _saved_widget_state(lab, relative).values()}
+    assert {"ButtonModel", "OutputModel", "HTMLModel"} <= kinds
+    _close(page)
+    page = _reopen(browser, lab, relative)
+    cell = _cell(page, index)
+    _stale_note(cell).wait_for(timeout=30_000)  # restored, with the note ...
+    assert f"Hint 1/{len(exercise.hints)}" in cell.inner_text()  # ... and the hint it showed
+    _no_widget_error(page, relative)
+    cell.get_by_role("button", name="Hint").click()  # a stale button: the note stays
+    assert _stale_note(cell).is_visible()
+
+    # run the cell again: live buttons; restart: they say they are stale when clicked
+    _run(page, [1, index])
+    cell.get_by_role("button", name="Hint").click()
+    cell.get_by_text(re.compile(r"Hint 1/")).wait_for()
+    assert not _stale_note(cell).is_visible()
+    page.evaluate(RESTART)
+    page.wait_for_function(KERNEL_IDLE, timeout=60_000)
+    cell.get_by_role("button", name="Hint").click()
+    _stale_note(cell).wait_for(timeout=10_000)
+    screenshot(page, "restarted__" + Path(relative).name)
+
+    # saved after the restart, the widgets have no state left to save: reopened, the output
+    # says how to get the buttons back instead of "Error displaying widget: model not found"
+    page.evaluate(TRUST_AND_SAVE)
+    assert _saved_widget_state(lab, relative) == {}
+    _close(page)
+    page = _reopen(browser, lab, relative)
+    selector = ".jp-OutputArea-output.jupyter-widgets"
+    page.wait_for_function(
+        "(s) => document.querySelectorAll(s).length > 0", arg=selector, timeout=30_000
+    )
+    notes = page.evaluate(PSEUDO, [selector, "::before"])
+    assert notes and all(MISSING_NOTE in note for note in notes), notes
+    _no_widget_error(page, relative)
+    screenshot(page, "reopened_without_state__" + Path(relative).name)
+    _close(page)
+
+
+def test_lesson_05_replay_and_hint_survive_save_and_reopen(browser, lab):
+    from course_helpers.feedback import STALE_NOTE
+
+    relative = "notebooks/05_autograd_graphs.ipynb"
+    nb = nbformat_read(relative)
+    replay = next(i for i, c in enumerate(nb.cells) if "replay_backward(" in c.source)
+    quiz_cell = next(i for i, c in enumerate(nb.cells) if c.source.startswith("check("))
+    page = _reopen(browser, lab, relative)
+    _run(page, [1, replay, quiz_cell])
+    cell = _cell(page, replay)
+    cell.get_by_role("button", name="next").click()
+    page.wait_for_function(
+        "(i) => document.querySelector("
+        "`.jp-Cell[data-windowed-list-index='${i}'] .widget-readout`).textContent.trim() === '2'",
+        arg=replay,
+        timeout=30_000,
+    )
+    page.evaluate(TRUST_AND_SAVE)
+    _close(page)
+
+    page = _reopen(browser, lab, relative)
+    cell = _cell(page, replay)
+    readout = cell.locator(".widget-readout")
+    readout.wait_for(timeout=30_000)
+    assert readout.inner_text().strip() == "2"  # the step the learner had reached ...
+    assert cell.locator(".jp-OutputArea-output img, .jp-OutputArea-output svg").count() >= 1
+    _no_widget_error(page, relative)
+    cell.get_by_role("button", name="next").click()  # ... and, clicked, the stale replay says so
+    notes = page.evaluate(
+        PSEUDO,
+        [".jp-OutputArea-output>.widget-box.jupyter-widgets-disconnected", "::after"],
+    )
+    assert any(STALE_NOTE in note for note in notes), notes
+    quiz_output = _cell(page, quiz_cell)
+    quiz_output.get_by_role("button", name="Hint").click()
+    assert _stale_note(quiz_output).is_visible()
+    screenshot(page, "reopened__" + Path(relative).name)
+    cell.scroll_into_view_if_needed()
+    cell.screenshot(path=str(SCREENSHOTS / "reopened_replay__05_autograd_graphs.png"))
+    _close(page)
+
+
+def nbformat_read(relative: str):
+    import nbformat
+
+    return nbformat.read(ROOT / relative, as_version=4)
+
+
+def _luminance(rgb) -> float:
+    def channel(c: float) -> float:
+        c = c / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (channel(c) for c in rgb[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a, b) -> float:
+    """WCAG contrast ratio of two colours (1 to 21)."""
+    la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def _hex(colour: str):
+    colour = colour.lstrip("#")
+    return tuple(int(colour[k : k + 2], 16) for k in (0, 2, 4))
+
+
+DARK_PICTURES = [
+    "import os\n\nimport torch\n\nfrom course_helpers import draw_graph\n\n"
+    "x = torch.tensor(2.0, requires_grad=True)\ny = 3 * x + 1",
+    'os.environ["COURSE_GRAPHVIZ"] = ""  # Graphviz dot\ndraw_graph(y, params={"x": x})',
+    'os.environ["COURSE_GRAPHVIZ"] = "off"  # the built-in layout\ndraw_graph(y, params={"x": x})',
+]
+
+
+def test_graph_pictures_are_legible_in_the_dark_theme_with_and_without_dot(page, lab):
+    """Screenshots of the pictures in JupyterLab Dark: the edges, sampled where the SVG says
+    they are drawn, against the background the picture really shows on the page."""
+    import io
+    import shutil
+
+    import nbformat
+    import numpy as np
+    from PIL import Image
+
+    assert shutil.which("dot"), "this test compares pictures drawn with and without dot"
+    relative = "notebooks/zz_dark_pictures.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in DARK_PICTURES]
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nbformat.write(nb, lab.workdir / "course" / relative)
+    open_notebook(page, lab, relative)
+    change = "(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})"
+    page.evaluate(change, "JupyterLab Dark")
+    try:
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        wait_until_idle(page)
+        cells = page.evaluate(CELL_REPORT)
+        for index, renderer in ((1, "dot"), (2, "built-in")):
+            (svg,) = [o["data"]["image/svg+xml"] for o in cells[index]["outputs"] if "data" in o]
+            svg = "".join(svg)
+            edges = re.findall(r'class="edge">.*?</g>', svg, re.S)
+            colours = {_hex(c) for e in edges for c in re.findall(r'stroke="(#[0-9a-fA-F]{6})"', e)}
+            assert edges and colours, f"{renderer}: no edges in the picture"
+            picture = (
+                _cell(page, index)
+                .locator(".course-graph img, .jp-RenderedSVG img, .jp-RenderedSVG svg")
+                .first
+            )
+            picture.scroll_into_view_if_needed()
+            image = Image.open(io.BytesIO(picture.screenshot())).convert("RGB")
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            image.save(SCREENSHOTS / f"dark_theme__{renderer}.png")
+            background = image.getpixel((2, 2))
+            page_colour = page.evaluate(
+                "() => getComputedStyle(document.querySelector('.jp-Notebook')).backgroundColor"
+            )
+            pixels = np.asarray(image, dtype=float).reshape(-1, 3)
+            near = np.min([((pixels - c) ** 2).sum(axis=1) for c in colours], axis=0) < 30**2
+            edge_pixels = [tuple(int(v) for v in p) for p in pixels[near]]
+            assert len(edge_pixels) >= 20, f"{renderer}: the edges are not on the screenshot"
+            edge = sorted(edge_pixels, key=_luminance)[len(edge_pixels) // 2]  # the median
+            ratio = contrast(edge, background)
+            print(f"{renderer}: edge {edge} on {background} (page {page_colour}): {ratio:.1f}:1")
+            assert ratio >= 3.0, (
+                f"{renderer}: edges {edge} on the picture's background {background} have a "
+                f"contrast of {ratio:.1f}:1 in the dark theme (WCAG asks 3:1 for graphics)"
+            )
+    finally:
+        page.evaluate(change, "JupyterLab Light")
+        shutdown_kernel(page)
