@@ -143,3 +143,12 @@ def test_options_that_are_not_letters_get_a_neutral_placeholder(monkeypatch):
     )
     monkeypatch.setitem(TEST_EXERCISES, "99.numbered", numbered)
     assert str(quiz("99.numbered")).endswith('check("99.numbered", "<option>")')
+
+
+def test_the_quiz_box_carries_a_note_for_when_its_kernel_is_gone():
+    from course_helpers.feedback import STALE_NOTE
+
+    box = quiz_widget(quiz("99.pick"))
+    assert "course-widget" in box._dom_classes
+    note = box.children[-1]
+    assert "course-stale-note" in note._dom_classes and STALE_NOTE in note.value
