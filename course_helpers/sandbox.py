@@ -71,11 +71,28 @@ def command(argv: list[str], work: Path, hide: list[Path], use_sandbox: bool = T
     if not (use_sandbox and bwrap_works()):
         return argv
     wrapped = [shutil.which("bwrap") or "bwrap", *_BASE]
+    for folder in _code_under_tmp():
+        wrapped += ["--ro-bind", folder, folder]
     for folder in hide:
         wrapped += ["--tmpfs", str(Path(folder).resolve())]
     work = str(Path(work).resolve())
     wrapped += ["--bind", work, work, "--chdir", work, "--setenv", "HOME", work]
     return wrapped + ["--", *argv]
+
+
+def _code_under_tmp() -> list[str]:
+    """Python and the course package when they live under ``/tmp`` (a clone there, a venv
+    there): the private ``/tmp`` would hide them, so they are bound back read-only."""
+    import sys
+
+    package_root = Path(__file__).resolve().parent.parent
+    found = []
+    for folder in (sys.prefix, sys.exec_prefix, sys.base_prefix, package_root):
+        for form in (Path(folder).absolute(), Path(folder).resolve()):
+            under = form.is_relative_to("/tmp") and form != Path("/tmp")
+            if under and form.is_dir() and str(form) not in found:
+                found.append(str(form))
+    return found
 
 
 def preexec(limits: Limits):

@@ -171,3 +171,25 @@ def test_bubblewrap_is_used_where_it_works():
         ]
     else:
         assert wrapped == ["python"]
+
+
+@pytest.mark.skipif(not sandbox.bwrap_works(), reason="needs bubblewrap (apt install bubblewrap)")
+def test_a_python_under_tmp_stays_visible_in_the_sandbox(tmp_path, monkeypatch):
+    # a clone or venv under /tmp would vanish behind the sandbox's private /tmp: the worker
+    # then fails to start and every notebook reads "kernel died"
+    venv = tmp_path / "a-clone" / ".venv"
+    venv.mkdir(parents=True)
+    with monkeypatch.context() as patch:
+        patch.setattr("sys.prefix", str(venv))
+        wrapped = sandbox.command(["python"], tmp_path / "w", [Path("/tmp/subs")])
+    binds = [wrapped[i + 1] for i, arg in enumerate(wrapped) if arg == "--ro-bind"]
+    assert str(venv) in binds
+    assert wrapped.index(str(venv)) < wrapped.index("/tmp/subs")  # hidden folders still win
+    # and a real run from this interpreter (wherever it lives) starts and answers
+    done = subprocess.run(
+        sandbox.command([sys.executable, "-c", "print('up')"], tmp_path, []),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.stdout.strip() == "up", done.stderr
