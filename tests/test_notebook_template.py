@@ -97,3 +97,15 @@ def test_every_exercise_in_the_catalog_is_used_by_a_notebook():
         )
     missing = sorted(e.id for e in catalog() if e.id not in used)
     assert missing == []
+
+
+@pytest.mark.parametrize("path", ALL, ids=[f"{p.parent.name}/{p.stem}" for p in ALL])
+def test_no_committed_output_shows_a_crashed_launch(path):
+    # outputs of launcher cells are not compared by nbval (ports and pids change), so a
+    # worker that crashed while the notebook was built would otherwise be committed unseen
+    for cell in _read(path).cells:
+        for output in cell.get("outputs", []):
+            text = output.get("text", "")
+            text = "".join(text) if isinstance(text, list) else text
+            for sign in ("ChildFailedError", "terminate called", "exitcode  : -"):
+                assert sign not in text, f"{cell.source[:60]!r} printed {sign!r}: rebuild it"
