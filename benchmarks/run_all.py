@@ -5,9 +5,12 @@ Measures, side by side in one run on this machine:
   notebooks that only `import torch` (same pytest command; target: at most 1.5x the floor);
 - the cost of `import course_helpers` on top of `import torch` (target: under 50 ms);
 - the graph-drawing and check-latency benchmarks (benchmarks/bench_graph.py, bench_check.py);
-- a fresh README setup (new venv + pinned install) and the size of the environment it makes.
+- a fresh README setup (new venv + pinned install) and the size of the environment it makes;
+- the README test command (`make test`) stage by stage (setup, lint, unit tests, exercise
+  notebooks, nbval, browser suite), each alone on both workers, then the whole command
+  (target: at most 5 minutes on 2 cores).
 
-Options: --skip-setup (no fresh venv), --skip-nbval, --quick (fewer repetitions).
+Options: --skip-setup (no fresh venv), --skip-nbval, --skip-stages, --quick (fewer repetitions).
 """
 
 from __future__ import annotations
@@ -79,6 +82,46 @@ def nbval_vs_floor() -> list[tuple[str, str, str]]:
     ]
 
 
+PYTEST = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+XDIST = ["-n", "2", "--dist", "loadfile"]
+STAGES = [
+    ("setup (make setup, already installed)", ["make", "-s", "setup"]),
+    ("lint (ruff check + format --check)", ["make", "-s", "lint"]),
+    (
+        "unit tests (-n 2)",
+        PYTEST
+        + XDIST
+        + ["-m", "not browser", "tests"]
+        + ["--ignore=tests/test_exercise_notebooks.py"],
+    ),
+    ("exercise notebooks, headless (-n 2)", PYTEST + XDIST + ["tests/test_exercise_notebooks.py"]),
+    ("nbval, lessons + solutions (-n 2)", PYTEST + XDIST + ["--nbval", "notebooks", "solutions"]),
+    ("browser suite (one worker)", PYTEST + ["-m", "browser", "tests"]),
+]
+
+
+def test_stages() -> list[tuple[str, str, str]]:
+    """Each stage of `make test` alone, then the whole command as the README gives it."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", COURSE_REQUIRE_BROWSER="1")
+    rows = []
+    for name, command in STAGES:
+        seconds, status = _timed(command, env)
+        rows.append((name, f"{seconds:.0f} s", "" if status == 0 else f"FAILED (exit {status})"))
+    whole, status = _timed(["make", "-s", "test"], env)
+    verdict = "met" if whole <= 300 else "NOT met"
+    note = f"target <= 300 s: {verdict}" + ("" if status == 0 else f"; FAILED (exit {status})")
+    rows.append(("make test, whole (stages overlap on 2 workers)", f"{whole:.0f} s", note))
+    return rows
+
+
+def _timed(command: list[str], env: dict) -> tuple[float, int]:
+    start = time.perf_counter()
+    done = subprocess.run(
+        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    return time.perf_counter() - start, done.returncode
+
+
 def import_cost(repeats: int) -> list[tuple[str, str, str]]:
     code = (
         "import time; t0 = time.perf_counter(); import torch; t1 = time.perf_counter(); "
@@ -137,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--skip-setup", action="store_true")
     parser.add_argument("--skip-nbval", action="store_true")
+    parser.add_argument("--skip-stages", action="store_true")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
 
@@ -150,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         rows += nbval_vs_floor()
     if not args.skip_setup:
         rows += fresh_setup()
+    if not args.skip_stages:
+        rows += test_stages()
     width = max(len(r[0]) for r in rows)
     print(f"| {'measure':<{width}} | value | note |")
     print(f"|{'-' * (width + 2)}|------:|------|")

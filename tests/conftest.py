@@ -3,6 +3,7 @@
 import os
 
 import pytest
+from lab_server import CHROMIUM, CHROMIUM_ARGS, LabServer
 
 # Grading fixtures are notebooks meant to be graded, not nbval-tested.
 collect_ignore = ["fixtures"]
@@ -18,3 +19,45 @@ def _isolated_course_env(monkeypatch, tmp_path):
 
 def pytest_report_header(config):
     return f"course env: OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}"
+
+
+# ------------------------------------------------------------------ browser tests (lab, Chromium)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    server = LabServer(tmp_path_factory.mktemp("lab"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def lab_page(browser, lab):
+    """One JupyterLab page for many notebooks: each is opened in it and closed after, which
+    spares the page load and application start (~5 s) of a fresh page per notebook."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.goto(f"{lab.base_url}/lab?reset&token={lab.token}")
+    page.wait_for_function("() => !!(window.jupyterapp && window.jupyterapp.restored)")
+    page.evaluate("async () => { await window.jupyterapp.restored; }")
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    yield page
+    context.close()

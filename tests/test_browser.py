@@ -1,312 +1,33 @@
-"""The course as a learner sees it: JupyterLab in headless Chromium.
+"""The learner's path in JupyterLab, in headless Chromium: one exercise worked through by
+hand (a wrong answer, the diagnosis, the Hint button, the right answer), `make lab`'s own
+command and a lesson's link, save, reopen and restart, and the dark theme.
+(Every notebook's Run All or stored outputs: test_browser_notebooks.py.)
 
-Every exercise notebook (stored without outputs) is opened and Run All in the page; every
-lesson and solution is opened as a fresh clone shows it, with the outputs the build stored
-and nbval re-checks. For each: no cell shows an unexpected error, every widget and every
-graph picture is on the page. One exercise is worked through by hand (a wrong answer, the
-diagnosis, the Hint button, the right answer), and the learner's journey is walked: `make
-lab`'s own command and a lesson's link, save, reopen and restart, and the dark theme.
-
-Needs Chromium (Debian: ``apt-get install chromium``) and the ``playwright`` package. Without
-them the module is skipped with the reason; ``COURSE_REQUIRE_BROWSER=1`` (set by .ci/run)
-turns that skip into a failure.
+Needs Chromium (Debian: ``apt-get install chromium``) and the ``playwright`` package; see
+browser_support.require_browser for what happens without them.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import time
 from pathlib import Path
 
 import pytest
-from lab_server import CHROMIUM, CHROMIUM_ARGS, ROOT, SCREENSHOTS, LabServer
+from browser_support import (
+    CELL_REPORT,
+    _cell,
+    _first_value_exercise,
+    _type_into_cell,
+    open_notebook,
+    require_browser,
+    screenshot,
+    shutdown_kernel,
+    wait_until_idle,
+)
+from lab_server import ROOT, SCREENSHOTS, LabServer
 
 pytestmark = pytest.mark.browser
-
-
-def _why_unavailable() -> str | None:
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the 'playwright' package is not installed (pip install playwright)"
-    if not os.access(CHROMIUM, os.X_OK):
-        return (
-            f"Chromium not found at {CHROMIUM} (apt-get install chromium, or set COURSE_CHROMIUM)"
-        )
-    return None
-
-
-_REASON = _why_unavailable()
-if _REASON:
-    if os.environ.get("COURSE_REQUIRE_BROWSER") == "1":
-        raise RuntimeError(f"browser tests are required here but cannot run: {_REASON}")
-    pytest.skip(f"BROWSER TESTS SKIPPED: {_REASON}", allow_module_level=True)
-
-
-def _notebooks(*folders: str) -> list[str]:
-    return sorted(str(p.relative_to(ROOT)) for d in folders for p in (ROOT / d).glob("*.ipynb"))
-
-
-# Exercise notebooks are stored without outputs: they run in the page. Lessons and solutions
-# are stored with the outputs nbval checks: the page shows those (re-running them here
-# would repeat nbval's work at browser speed).
-EXERCISE_NOTEBOOKS = _notebooks("exercises")
-STORED_NOTEBOOKS = _notebooks("notebooks", "solutions")
-
-APP_READY = """() => {
-  const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-  const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
-  return !!(k && k.status === 'idle' && w.content && w.content.model);
-}"""
-
-ALL_DONE = """() => {
-  const w = window.jupyterapp.shell.currentWidget;
-  const k = w.sessionContext.session.kernel;
-  if (!k || k.status !== 'idle') return false;
-  for (const c of w.content.model.cells) {
-    const pending = c.type === 'code' && c.sharedModel.source.trim() && c.executionCount === null;
-    if (pending) return false;
-  }
-  const prompts = [...document.querySelectorAll('.jp-InputPrompt')];
-  return !prompts.some(p => p.textContent.includes('[*]'));
-}"""
-
-# every cell in the page, and every stored output of a code cell in its output area
-RENDERED = """() => {
-  const w = window.jupyterapp.shell.currentWidget;
-  if (!w || !w.content || !w.content.model) return false;
-  const cells = [...w.content.model.cells];
-  const shown = w.content.node.querySelectorAll('.jp-Cell');
-  if (shown.length !== cells.length) return false;
-  return cells.every((c, i) => c.type !== 'code' || c.outputs.length === 0
-    || shown[i].querySelectorAll('.jp-OutputArea-output').length > 0);
-}"""
-
-CELL_REPORT = """() => {
-  const w = window.jupyterapp.shell.currentWidget;
-  return [...w.content.model.cells].map((c, index) => ({
-    index,
-    type: c.type,
-    source: c.sharedModel.source,
-    tags: (c.getMetadata && c.getMetadata('tags')) || [],
-    outputs: c.type === 'code' ? c.outputs.toJSON() : [],
-  }));
-}"""
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    server = LabServer(tmp_path_factory.mktemp("lab"))
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture(scope="module")
-def lab_page(browser, lab):
-    """One JupyterLab page for many notebooks: each is opened in it and closed after, which
-    spares the page load and application start (~5 s) of a fresh page per notebook."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    page.goto(f"{lab.base_url}/lab?reset&token={lab.token}")
-    page.wait_for_function("() => !!(window.jupyterapp && window.jupyterapp.restored)")
-    page.evaluate("async () => { await window.jupyterapp.restored; }")
-    yield page
-    context.close()
-
-
-OPEN_IN_PAGE = """async (path) => {
-  const app = window.jupyterapp;
-  const w = await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
-  app.shell.activateById(w.id);
-  await w.context.ready;
-}"""
-
-CLOSE_CURRENT = """async () => {
-  const w = window.jupyterapp.shell.currentWidget;
-  if (!w) return;
-  if (w.sessionContext) await w.sessionContext.shutdown();
-  w.dispose();
-}"""
-
-
-@contextlib.contextmanager
-def opened(page, relative: str):
-    """``relative`` opened in the shared page (its kernel starting), closed on the way out."""
-    page.evaluate(OPEN_IN_PAGE, relative)
-    page.wait_for_function(
-        "(p) => { const w = window.jupyterapp.shell.currentWidget;"
-        " return !!(w && w.context && w.context.path === p); }",
-        arg=relative,
-        timeout=30_000,
-    )
-    try:
-        yield page
-    finally:
-        page.evaluate(CLOSE_CURRENT)
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    yield page
-    context.close()
-
-
-def open_notebook(page, lab, relative: str):
-    page.goto(lab.url(relative))
-    page.wait_for_function(APP_READY, timeout=90_000)
-
-
-def wait_until_idle(page, timeout_s: float = 240) -> None:
-    page.wait_for_function(ALL_DONE, timeout=timeout_s * 1000, polling=500)
-    time.sleep(1.0)  # let the last outputs render
-    page.wait_for_function(ALL_DONE, timeout=timeout_s * 1000, polling=500)
-
-
-def shutdown_kernel(page) -> None:
-    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
-
-
-def screenshot(page, relative: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / (relative.replace("/", "__") + ".png")))
-
-
-def _mime_count(cells, mime: str) -> int:
-    return sum(mime in o.get("data", {}) for c in cells for o in c["outputs"])
-
-
-@pytest.mark.parametrize("relative", EXERCISE_NOTEBOOKS)
-def test_run_all_shows_no_errors_and_renders_everything(lab_page, relative):
-    """An exercise notebook as the learner first meets it: no outputs; Run All in the page."""
-    with opened(lab_page, relative) as page:
-        page.wait_for_function(APP_READY, timeout=90_000)
-        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        wait_until_idle(page)
-        cells = page.evaluate(CELL_REPORT)
-        screenshot(page, relative)
-        _assert_renders_everything(page, cells, relative, live=True)
-
-
-@pytest.mark.parametrize("relative", STORED_NOTEBOOKS)
-def test_stored_outputs_render_without_errors(lab_page, relative):
-    """A lesson or solution as a fresh clone shows it before anything runs: the outputs the
-    build stored (nbval re-executes every one of them and compares them with these). Cells
-    that only the browser can show live (widgets driven by a kernel) are exercised by the
-    exercise notebooks above and the journey tests below."""
-    with opened(lab_page, relative) as page:
-        page.wait_for_function(RENDERED, timeout=60_000, polling=200)
-        cells = page.evaluate(CELL_REPORT)
-        screenshot(page, relative)
-        _assert_renders_everything(page, cells, relative, live=False)
-        for c in cells:  # widget outputs of an untrusted notebook show their text/HTML form
-            if _mime_count([c], "application/vnd.jupyter.widget-view+json"):
-                shown = _cell(page, c["index"]).locator(".jp-OutputArea").inner_text().strip()
-                assert shown, f"{relative}: cell {c['index']}'s widget output shows nothing"
-
-
-def _assert_renders_everything(page, cells, relative: str, live: bool) -> None:
-    """No unexpected error, every expected one raised, every widget (``live``: run by a
-    kernel in this page) and every graph picture on the page, checks that say what they should."""
-
-    code_cells = [c for c in cells if c["type"] == "code" and c["source"].strip()]
-    unexpected = [
-        (c["index"], o.get("ename"), o.get("evalue"))
-        for c in code_cells
-        for o in c["outputs"]
-        if o["output_type"] == "error" and "raises-exception" not in c["tags"]
-    ]
-    assert unexpected == [], f"{relative}: cells raised unexpectedly: {unexpected}"
-    expected_errors = [c["index"] for c in code_cells if "raises-exception" in c["tags"]]
-    for index in expected_errors:
-        outputs = cells[index]["outputs"]
-        assert any(o["output_type"] == "error" for o in outputs), (
-            f"{relative}: cell {index} is tagged raises-exception but raised nothing"
-        )
-
-    body = page.inner_text("#main")
-    assert "Error displaying widget" not in body, f"{relative}: a widget failed to render"
-    if live:
-        widgets = _mime_count(cells, "application/vnd.jupyter.widget-view+json")
-        rendered = page.locator(".jp-OutputArea-output .jupyter-widgets").count()
-        assert rendered >= widgets, f"{relative}: {widgets} widget outputs but {rendered} rendered"
-
-    pictures = _mime_count(cells, "image/svg+xml")
-    shown = page.locator(
-        ".course-graph img, .jp-RenderedSVG svg, .jp-RenderedSVG img, .jp-RenderedImage img"
-    ).count()
-    assert shown >= pictures, f"{relative}: {pictures} graph pictures but {shown} on the page"
-
-    texts = [
-        "\n".join(
-            "".join(o.get("data", {}).get("text/plain", "")) + "".join(o.get("text", ""))
-            for o in c["outputs"]
-        )
-        for c in code_cells
-        if re.search(r"\bcheck\(", c["source"])
-    ]
-    if relative.startswith("solutions/"):
-        assert not any(re.search(r"Not yet|\bError\b|Not attempted", t) for t in texts), (
-            f"{relative}: a reference solution did not pass its check"
-        )
-    if relative.startswith("exercises/"):
-        assert texts and all(re.search(r"not attempted", t, re.I) for t in texts), (
-            f"{relative}: an untouched exercise should say 'not attempted'"
-        )
-
-
-def _first_value_exercise(relative: str):
-    import nbformat
-
-    from course_helpers.exercises import get
-
-    nb = nbformat.read(ROOT / relative, as_version=4)
-    for index, cell in enumerate(nb.cells):
-        match = re.search(r'check\("([\w.]+)", answer\)', cell.source)
-        if cell.cell_type == "code" and match:
-            exercise = get(match.group(1))
-            if exercise.kind == "value" and exercise.solution.startswith("answer ="):
-                return index, exercise
-    raise AssertionError(f"{relative} has no value exercise answered by 'answer = ...'")
-
-
-def _cell(page, index: int):
-    return page.locator(f'.jp-Notebook .jp-Cell[data-windowed-list-index="{index}"]')
-
-
-def _type_into_cell(page, index: int, text: str) -> None:
-    """Select cell `index`, replace its text by typing, and run it with Shift+Enter."""
-    page.evaluate(
-        """(i) => {
-          const nb = window.jupyterapp.shell.currentWidget.content;
-          nb.activeCellIndex = i;
-          nb.scrollToItem(i);
-        }""",
-        index,
-    )
-    _cell(page, index).locator(".cm-content").click()
-    page.keyboard.press("Control+A")
-    page.keyboard.press("Delete")
-    for number, line in enumerate(text.split("\n")):
-        if number:
-            page.keyboard.press("Enter")
-            page.keyboard.press("Home")  # undo auto-indent: our lines are top level
-        page.keyboard.type(line)
-    page.keyboard.press("Shift+Enter")
+require_browser()
 
 
 def test_a_learner_fails_takes_a_hint_and_then_passes(page, lab):

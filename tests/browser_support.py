@@ -1,0 +1,231 @@
+"""What the browser tests share: the notebooks they open, the JavaScript they run in
+JupyterLab, and helpers to open, run, inspect and close notebooks. The fixtures (server,
+Chromium, pages) are in conftest.py."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import time
+
+import pytest
+from lab_server import CHROMIUM, ROOT, SCREENSHOTS
+
+
+def why_unavailable() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the 'playwright' package is not installed (pip install playwright)"
+    if not os.access(CHROMIUM, os.X_OK):
+        return (
+            f"Chromium not found at {CHROMIUM} (apt-get install chromium, or set COURSE_CHROMIUM)"
+        )
+    return None
+
+
+def require_browser() -> None:
+    """Skip the calling test module (with the reason) when Chromium or playwright is missing,
+    or fail it when ``COURSE_REQUIRE_BROWSER=1`` (set by .ci/run)."""
+    reason = why_unavailable()
+    if reason:
+        if os.environ.get("COURSE_REQUIRE_BROWSER") == "1":
+            raise RuntimeError(f"browser tests are required here but cannot run: {reason}")
+        pytest.skip(f"BROWSER TESTS SKIPPED: {reason}", allow_module_level=True)
+
+
+def _notebooks(*folders: str) -> list[str]:
+    return sorted(str(p.relative_to(ROOT)) for d in folders for p in (ROOT / d).glob("*.ipynb"))
+
+
+# Exercise notebooks are stored without outputs: they run in the page. Lessons and solutions
+# are stored with the outputs nbval checks: the page shows those (re-running them here
+# would repeat nbval's work at browser speed).
+EXERCISE_NOTEBOOKS = _notebooks("exercises")
+STORED_NOTEBOOKS = _notebooks("notebooks", "solutions")
+
+APP_READY = """() => {
+  const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+  return !!(k && k.status === 'idle' && w.content && w.content.model);
+}"""
+
+ALL_DONE = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  const k = w.sessionContext.session.kernel;
+  if (!k || k.status !== 'idle') return false;
+  for (const c of w.content.model.cells) {
+    const pending = c.type === 'code' && c.sharedModel.source.trim() && c.executionCount === null;
+    if (pending) return false;
+  }
+  const prompts = [...document.querySelectorAll('.jp-InputPrompt')];
+  return !prompts.some(p => p.textContent.includes('[*]'));
+}"""
+
+# every cell in the page, and every stored output of a code cell in its output area
+RENDERED = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  if (!w || !w.content || !w.content.model) return false;
+  const cells = [...w.content.model.cells];
+  const shown = w.content.node.querySelectorAll('.jp-Cell');
+  if (shown.length !== cells.length) return false;
+  return cells.every((c, i) => c.type !== 'code' || c.outputs.length === 0
+    || shown[i].querySelectorAll('.jp-OutputArea-output').length > 0);
+}"""
+
+CELL_REPORT = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  return [...w.content.model.cells].map((c, index) => ({
+    index,
+    type: c.type,
+    source: c.sharedModel.source,
+    tags: (c.getMetadata && c.getMetadata('tags')) || [],
+    outputs: c.type === 'code' ? c.outputs.toJSON() : [],
+  }));
+}"""
+
+
+OPEN_IN_PAGE = """async (path) => {
+  const app = window.jupyterapp;
+  const w = await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
+  app.shell.activateById(w.id);
+  await w.context.ready;
+}"""
+
+CLOSE_CURRENT = """async () => {
+  const w = window.jupyterapp.shell.currentWidget;
+  if (!w) return;
+  if (w.sessionContext) await w.sessionContext.shutdown();
+  w.dispose();
+}"""
+
+
+@contextlib.contextmanager
+def opened(page, relative: str):
+    """``relative`` opened in the shared page (its kernel starting), closed on the way out."""
+    page.evaluate(OPEN_IN_PAGE, relative)
+    page.wait_for_function(
+        "(p) => { const w = window.jupyterapp.shell.currentWidget;"
+        " return !!(w && w.context && w.context.path === p); }",
+        arg=relative,
+        timeout=30_000,
+    )
+    try:
+        yield page
+    finally:
+        page.evaluate(CLOSE_CURRENT)
+
+
+def open_notebook(page, lab, relative: str):
+    page.goto(lab.url(relative))
+    page.wait_for_function(APP_READY, timeout=90_000)
+
+
+def wait_until_idle(page, timeout_s: float = 240) -> None:
+    page.wait_for_function(ALL_DONE, timeout=timeout_s * 1000, polling=500)
+    time.sleep(1.0)  # let the last outputs render
+    page.wait_for_function(ALL_DONE, timeout=timeout_s * 1000, polling=500)
+
+
+def shutdown_kernel(page) -> None:
+    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
+
+
+def screenshot(page, relative: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / (relative.replace("/", "__") + ".png")))
+
+
+def _mime_count(cells, mime: str) -> int:
+    return sum(mime in o.get("data", {}) for c in cells for o in c["outputs"])
+
+
+def _assert_renders_everything(page, cells, relative: str, live: bool) -> None:
+    """No unexpected error, every expected one raised, every widget (``live``: run by a
+    kernel in this page) and every graph picture on the page, checks that say what they should."""
+
+    code_cells = [c for c in cells if c["type"] == "code" and c["source"].strip()]
+    unexpected = [
+        (c["index"], o.get("ename"), o.get("evalue"))
+        for c in code_cells
+        for o in c["outputs"]
+        if o["output_type"] == "error" and "raises-exception" not in c["tags"]
+    ]
+    assert unexpected == [], f"{relative}: cells raised unexpectedly: {unexpected}"
+    expected_errors = [c["index"] for c in code_cells if "raises-exception" in c["tags"]]
+    for index in expected_errors:
+        outputs = cells[index]["outputs"]
+        assert any(o["output_type"] == "error" for o in outputs), (
+            f"{relative}: cell {index} is tagged raises-exception but raised nothing"
+        )
+
+    body = page.inner_text("#main")
+    assert "Error displaying widget" not in body, f"{relative}: a widget failed to render"
+    if live:
+        widgets = _mime_count(cells, "application/vnd.jupyter.widget-view+json")
+        rendered = page.locator(".jp-OutputArea-output .jupyter-widgets").count()
+        assert rendered >= widgets, f"{relative}: {widgets} widget outputs but {rendered} rendered"
+
+    pictures = _mime_count(cells, "image/svg+xml")
+    shown = page.locator(
+        ".course-graph img, .jp-RenderedSVG svg, .jp-RenderedSVG img, .jp-RenderedImage img"
+    ).count()
+    assert shown >= pictures, f"{relative}: {pictures} graph pictures but {shown} on the page"
+
+    texts = [
+        "\n".join(
+            "".join(o.get("data", {}).get("text/plain", "")) + "".join(o.get("text", ""))
+            for o in c["outputs"]
+        )
+        for c in code_cells
+        if re.search(r"\bcheck\(", c["source"])
+    ]
+    if relative.startswith("solutions/"):
+        assert not any(re.search(r"Not yet|\bError\b|Not attempted", t) for t in texts), (
+            f"{relative}: a reference solution did not pass its check"
+        )
+    if relative.startswith("exercises/"):
+        assert texts and all(re.search(r"not attempted", t, re.I) for t in texts), (
+            f"{relative}: an untouched exercise should say 'not attempted'"
+        )
+
+
+def _first_value_exercise(relative: str):
+    import nbformat
+
+    from course_helpers.exercises import get
+
+    nb = nbformat.read(ROOT / relative, as_version=4)
+    for index, cell in enumerate(nb.cells):
+        match = re.search(r'check\("([\w.]+)", answer\)', cell.source)
+        if cell.cell_type == "code" and match:
+            exercise = get(match.group(1))
+            if exercise.kind == "value" and exercise.solution.startswith("answer ="):
+                return index, exercise
+    raise AssertionError(f"{relative} has no value exercise answered by 'answer = ...'")
+
+
+def _cell(page, index: int):
+    return page.locator(f'.jp-Notebook .jp-Cell[data-windowed-list-index="{index}"]')
+
+
+def _type_into_cell(page, index: int, text: str) -> None:
+    """Select cell `index`, replace its text by typing, and run it with Shift+Enter."""
+    page.evaluate(
+        """(i) => {
+          const nb = window.jupyterapp.shell.currentWidget.content;
+          nb.activeCellIndex = i;
+          nb.scrollToItem(i);
+        }""",
+        index,
+    )
+    _cell(page, index).locator(".cm-content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Delete")
+    for number, line in enumerate(text.split("\n")):
+        if number:
+            page.keyboard.press("Enter")
+            page.keyboard.press("Home")  # undo auto-indent: our lines are top level
+        page.keyboard.type(line)
+    page.keyboard.press("Shift+Enter")
