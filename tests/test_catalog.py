@@ -157,3 +157,15 @@ def test_the_exercise_has_no_unused_fields():
     names = {f.name for f in fields(Exercise)}
     assert not names & {"question", "device"}
     assert not hasattr(Exercise, "lesson_number")
+
+
+ERROR_EXERCISES = [e for e in EXERCISES if e.kind == "error"]
+
+
+@pytest.mark.parametrize("exercise", ERROR_EXERCISES, ids=[e.id for e in ERROR_EXERCISES])
+def test_a_wrong_error_class_is_not_told_the_right_one(exercise):
+    # feedback to a wrong guess explains why it is wrong; naming the right class would make
+    # the next attempt a copy (hints may lead there, tier by tier, when asked for)
+    right = exercise.reference.__name__
+    for wrong, text in exercise.explanations.items():
+        assert right not in text, f"{exercise.id}: the explanation for {wrong} names {right}"

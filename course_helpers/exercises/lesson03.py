@@ -128,8 +128,9 @@ EXERCISES = [
         kind="error",
         build_reference=lambda: IndexError,
         explanations={
-            "RuntimeError": "Many shape errors are RuntimeErrors, but asking for a dimension "
-            "that does not exist is an IndexError.",
+            "RuntimeError": "Many shape errors are RuntimeErrors, but not this one. PyTorch "
+            "treats a dimension number like an index into the list of dimensions: which "
+            "exception does Python raise for an index past the end of a list?",
         },
         hints=(
             "How many dimensions does torch.zeros(2, 3) have, and which dimension numbers are "

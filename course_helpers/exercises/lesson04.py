@@ -331,12 +331,13 @@ EXERCISES = [
         kind="error",
         build_reference=lambda: RuntimeError,
         explanations={
-            "ValueError": "PyTorch reports a tensor of the wrong number of dimensions as a "
-            "RuntimeError ('self must be a matrix'), not a ValueError.",
+            "ValueError": "Not a ValueError: run the cell and read the first word of the "
+            "last line ('self must be a matrix' comes after the class you are looking for).",
             "IndexError": "No dimension index is out of range here: torch.mm refuses the 3-D "
-            "input itself, with a RuntimeError ('self must be a matrix').",
+            "input itself ('self must be a matrix'). Which class does PyTorch use for most "
+            "shape errors?",
             "TypeError": "The arguments are tensors, the type torch.mm wants; it is their number "
-            "of dimensions it refuses, with a RuntimeError.",
+            "of dimensions it refuses. Which class does PyTorch use for most shape errors?",
         },
         hints=(
             "Unlike @, torch.mm neither broadcasts nor accepts batches: it takes exactly two "

@@ -233,9 +233,10 @@ EXERCISES = [
         build_reference=lambda: RuntimeError,
         explanations={
             "TypeError": "The arguments themselves are fine: torch.arange accepts requires_grad. "
-            "What PyTorch rejects is the integer dtype, and it says so with a RuntimeError.",
-            "ValueError": "PyTorch reports a dtype that cannot require gradients with a "
-            "RuntimeError, not a ValueError.",
+            "What PyTorch rejects is the integer dtype: run the cell and read the class at "
+            "the start of the last line.",
+            "ValueError": "Not a ValueError: PyTorch reports a dtype that cannot require "
+            "gradients with the class it uses for most errors raised inside its C++ core.",
         },
         hints=(
             "What dtype does torch.arange(3) have?",

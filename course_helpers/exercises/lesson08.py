@@ -122,7 +122,8 @@ EXERCISES = [
         explanations={
             "TypeError": "Python accepts the call; it is torch that refuses to store a float "
             "result in an int64 tensor.",
-            "ValueError": "torch reports this kind of problem as a RuntimeError.",
+            "ValueError": "Not a ValueError: torch reports this from its C++ core, with the "
+            "class it uses for most of its errors. Run the cell and read the last line.",
         },
         hints=(
             "counts * 0.5 would be a float tensor. Can an in-place op change the dtype of counts?",
