@@ -4,6 +4,7 @@ import re
 
 import pytest
 import torch
+from answer_cells import run_in_kernel
 
 import course_helpers
 import course_helpers.exercises as exercises
@@ -423,16 +424,13 @@ def test_hint_widget_has_a_fixed_text_form_and_reveals_hints():
 
 
 def test_in_a_kernel_the_verdict_is_shown_before_a_hint_button():
-    import nbformat
-    from nbclient import NotebookClient
-
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_code_cell("import torch\nfrom course_helpers import check"),
-        nbformat.v4.new_code_cell('check("00.first_tensor", torch.tensor([1, 2, 3]))'),
-        nbformat.v4.new_code_cell('check("00.first_tensor", torch.tensor([1.0, 2.0, 3.0]))'),
-    ]
-    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    nb = run_in_kernel(
+        [
+            "import torch\nfrom course_helpers import check",
+            'check("00.first_tensor", torch.tensor([1, 2, 3]))',
+            'check("00.first_tensor", torch.tensor([1.0, 2.0, 3.0]))',
+        ],
+    )
     failed_outputs = nb.cells[1].outputs
     texts = [o["data"]["text/plain"] for o in failed_outputs]
     assert texts[0].startswith("✗ Not yet: 00.first_tensor")

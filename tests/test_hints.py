@@ -3,6 +3,7 @@
 import html
 
 import pytest
+from answer_cells import run_in_kernel
 
 import course_helpers
 from course_helpers.errors import CourseError
@@ -72,18 +73,14 @@ def test_public_name():
 
 def test_a_hint_called_mid_cell_is_shown_once_where_it_is_called():
     # a real kernel: hint() on a line that is not the cell's last, then the same object last
-    import nbformat
-    from nbclient import NotebookClient
-
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_code_cell(
+    nb = run_in_kernel(
+        [
             "import os\nos.environ['COURSE_PROGRESS'] = 'off'\nfrom course_helpers import hint\n"
-            "h = hint('00.first_tensor')\nprint('after the call')\nh"
-        ),
-        nbformat.v4.new_code_cell("hint('00.first_tensor')"),
-    ]
-    NotebookClient(nb, timeout=60, kernel_name="python3").execute()
+            "h = hint('00.first_tensor')\nprint('after the call')\nh",
+            "hint('00.first_tensor')",
+        ],
+        timeout=60,
+    )
     first = nb.cells[0].outputs
     texts = [o["data"]["text/plain"] for o in first if "data" in o]
     assert len(texts) == 1 and texts[0].startswith("Hint 1/")  # shown once, not twice
@@ -120,19 +117,16 @@ def test_a_widget_that_cannot_be_displayed_leaves_a_line_of_text(monkeypatch, ca
 
 
 def test_in_a_kernel_the_stylesheet_comes_only_with_outputs_followed_by_a_widget():
-    import nbformat
-    from nbclient import NotebookClient
-
     from course_helpers.feedback import widget_style
 
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_code_cell("import torch\nfrom course_helpers import check, quiz"),
-        nbformat.v4.new_code_cell('check("00.first_tensor", torch.tensor([1, 2, 3]))'),
-        nbformat.v4.new_code_cell('check("00.first_tensor", torch.tensor([1.0, 2.0, 3.0]))'),
-        nbformat.v4.new_code_cell('quiz("00.how_to_run")'),
-    ]
-    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    nb = run_in_kernel(
+        [
+            "import torch\nfrom course_helpers import check, quiz",
+            'check("00.first_tensor", torch.tensor([1, 2, 3]))',
+            'check("00.first_tensor", torch.tensor([1.0, 2.0, 3.0]))',
+            'quiz("00.how_to_run")',
+        ],
+    )
     failed, passed, asked = (cell.outputs for cell in nb.cells[1:])
     assert failed[0]["data"]["text/html"].startswith(widget_style())
     assert failed[1]["data"]["text/plain"] == "[Hint button for 00.first_tensor]"

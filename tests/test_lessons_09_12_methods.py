@@ -4,23 +4,15 @@ expected values."""
 
 from __future__ import annotations
 
-from unittest import mock
-
 import pytest
 import torch
 import torch.nn.functional as F
+from answer_cells import check_answer_cell
 
 from course_helpers import check
 from course_helpers.exercises import get
 from course_helpers.exercises.lesson11 import _small_data
 from course_helpers.exercises.lesson12 import _evaluate_cases as _evaluate12_cases
-
-
-def _cell(source: str):
-    """Pretend ``source`` is the answer cell being run (as IPython's input history)."""
-    shell = mock.Mock()
-    shell.history_manager.input_hist_raw = ["", source]
-    return mock.patch("IPython.get_ipython", return_value=shell)
 
 
 # --------------------------------------------------------------------------- 11.gd_step
@@ -78,9 +70,7 @@ answer = w
 def test_leaf_after_steps_data_fails_and_the_solution_passes(code, passes):
     x_small, y_small = _small_data()
     names = {"torch": torch, "x_small": x_small, "y_small": y_small}
-    exec(code, names)
-    with _cell(code + 'check("11.leaf_after_steps", answer)\n'):
-        result = check("11.leaf_after_steps", names["answer"])
+    result = check_answer_cell("11.leaf_after_steps", code, names)
     assert result.passed is passes, result.message
     if not passes:
         assert "`.data`" in result.message and "torch.no_grad()" in result.message

@@ -5,6 +5,7 @@ from unittest import mock
 
 import pytest
 import torch
+from answer_cells import as_answer_cell, check_answer_cell
 from torch import nn
 
 from course_helpers import check, method_checks
@@ -66,13 +67,6 @@ def test_the_findings_travel_in_the_submission_and_survive_a_save():
     assert judge(ex, loaded).message == judge(ex, submission).message
 
 
-def _cell(source: str):
-    """Pretend ``source`` is the answer cell being run (as IPython's input history)."""
-    shell = mock.Mock()
-    shell.history_manager.input_hist_raw = ["", source]
-    return mock.patch("IPython.get_ipython", return_value=shell)
-
-
 EVAL_SETUP = """
 torch.manual_seed(7)
 model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
@@ -106,7 +100,7 @@ def _run_cell(source: str):
 
 def test_eval_loop_fix_with_detach_fails_and_names_no_grad():
     code = EVAL_SETUP + EVAL_DETACH + 'check("07.eval_loop_fix", answer)\n'
-    with _cell(code):
+    with as_answer_cell(code):
         result = check("07.eval_loop_fix", _run_cell(EVAL_DETACH))
     assert result.status == "failed"
     assert "`.detach()`" in result.message and "with torch.no_grad():" in result.message
@@ -114,7 +108,7 @@ def test_eval_loop_fix_with_detach_fails_and_names_no_grad():
 
 def test_eval_loop_fix_solution_passes_in_its_cell():
     code = EVAL_SETUP + EVAL_SOLUTION + 'check("07.eval_loop_fix", answer)\n'
-    with _cell(code):
+    with as_answer_cell(code):
         result = check("07.eval_loop_fix", _run_cell(EVAL_SOLUTION))
     assert result.passed, result.message
 
@@ -145,9 +139,7 @@ answer = a
 @pytest.mark.parametrize(("code", "passes"), [(RELU_DATA, False), (RELU_SOLUTION, True)])
 def test_relu_fix_data_fails_and_the_solution_passes(code, passes):
     names = {"torch": torch}
-    exec(code, names)
-    with _cell(code + 'check("08.relu_fix", answer)\n'):
-        result = check("08.relu_fix", names["answer"])
+    result = check_answer_cell("08.relu_fix", code, names)
     assert result.passed is passes, result.message
     if not passes:
         assert "`.data`" in result.message and "torch.no_grad()" in result.message

@@ -4,6 +4,7 @@ import sys
 
 import numpy as np
 import torch
+from answer_cells import run_in_kernel
 
 from course_helpers import cpu_generator, setup_notebook
 
@@ -73,15 +74,10 @@ def _run_cells(sources, env=None):
     import os
     import re
 
-    import nbformat
-    from nbclient import NotebookClient
-
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in sources]
     saved = dict(os.environ)
     os.environ.update(env or {})
     try:
-        NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True).execute()
+        nb = run_in_kernel(sources, allow_errors=True)
     finally:
         os.environ.clear()
         os.environ.update(saved)

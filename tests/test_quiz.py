@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from answer_cells import run_in_kernel
 
 import course_helpers.checking as checking
 import course_helpers.exercises as exercises
@@ -105,17 +106,12 @@ def test_widget_has_a_fixed_text_form_and_checks_the_picked_option(monkeypatch):
 
 
 def test_in_a_kernel_the_text_comes_before_the_menu():
-    import nbformat
-    from nbclient import NotebookClient
-
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_code_cell(
+    nb = run_in_kernel(
+        [
             "from course_helpers.quizzes import quiz\n"
-            'quiz("04.quiz_linear_layer", "What is the shape?")'
-        ),
-    ]
-    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+            'quiz("04.quiz_linear_layer", "What is the shape?")',
+        ],
+    )
     texts = [o["data"]["text/plain"] for o in nb.cells[0].outputs]
     assert texts[0].startswith("What is the shape?\n  a: ")
     assert texts[0].endswith('Answer in code: check("04.quiz_linear_layer", "<letter>")')
