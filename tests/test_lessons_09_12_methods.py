@@ -12,6 +12,7 @@ from answer_cells import check_answer_cell
 from course_helpers import check
 from course_helpers.exercises import get
 from course_helpers.exercises.lesson11 import _small_data
+from course_helpers.exercises.lesson11 import probe as _probe
 from course_helpers.exercises.lesson12 import _evaluate_cases as _evaluate12_cases
 
 
@@ -88,12 +89,6 @@ def test_leaf_after_steps_hides_the_expected_values():
 
 
 # ---------------------------------------------------------------------------- 11.evaluate
-def _probe(evaluate):
-    def evaluate_probe(model, x, y):
-        loss = evaluate(model, x, y)
-        return {"loss": loss, "mode afterwards": "train" if model.training else "eval"}
-
-    return evaluate_probe
 
 
 def evaluate11_solution(model, x, y):

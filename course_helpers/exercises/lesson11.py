@@ -88,11 +88,18 @@ def _evaluate(model, x, y):
     return loss
 
 
-def _evaluate_probe(model, x, y):
-    """What the check compares (the notebook's ``evaluate_probe``): the loss, and the mode
-    the model is left in, which must be the mode it arrived in."""
-    loss = _evaluate(model, x, y)
-    return {"loss": loss, "mode afterwards": "train" if model.training else "eval"}
+def probe(evaluate):
+    """What the check compares (the notebook's ``evaluate_probe``) for an ``evaluate``: the
+    loss, and the mode the model is left in, which must be the mode it arrived in."""
+
+    def evaluate_probe(model, x, y):
+        loss = evaluate(model, x, y)
+        return {"loss": loss, "mode afterwards": "train" if model.training else "eval"}
+
+    return evaluate_probe
+
+
+_evaluate_probe = probe(_evaluate)
 
 
 def _dropout_net(g):

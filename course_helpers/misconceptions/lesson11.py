@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from course_helpers.exercises.lesson11 import probe as _probe
 from course_helpers.misconceptions import Misconception
 
 
@@ -62,14 +63,6 @@ def _module_loop(mistake: str):
             optimizer.zero_grad()
         optimizer.step()
     return model.weight.detach().clone()
-
-
-def _probe(evaluate):
-    def evaluate_probe(model, x, y):
-        loss = evaluate(model, x, y)
-        return {"loss": loss, "mode afterwards": "train" if model.training else "eval"}
-
-    return evaluate_probe
 
 
 def _evaluate_left_in_eval(model, x, y):
