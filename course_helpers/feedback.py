@@ -84,7 +84,7 @@ MISSING_NOTE = (
     "them. (If this note stays after a re-run, run: python -m course_helpers doctor)"
 )
 
-# One stylesheet for every course widget (why and how: docs/widgets.md).
+# One stylesheet for every course widget (why and how: docs/learner-journey.md).
 # - ipywidgets adds the class jupyter-widgets-disconnected to the view of a widget whose kernel
 #   connection is gone (after a kernel restart, and for widgets restored from a saved notebook):
 #   the note inside a course widget then appears.
