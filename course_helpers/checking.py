@@ -213,23 +213,14 @@ def collect(exercise, answer: Any) -> dict:
         submission["answer"] = dx.describe(answer)
     if dx.is_record(answer):  # a hand-made record is not an answer (the grader rejects it)
         submission["learner_record"] = True
-    if (
-        getattr(exercise, "forbid", ())
-        or getattr(exercise, "require", ())
-        or getattr(exercise, "must_build_no_graph", False)
-    ):
-        submission["method"] = _inspect_method(exercise, answer)
-    return submission
-
-
-def _inspect_method(exercise, answer) -> dict:
-    """What the learner's code uses (course_helpers.method_checks); "not checked" on trouble."""
     from course_helpers import method_checks
 
-    try:
-        return method_checks.inspect_answer(exercise, answer)
-    except Exception:
-        return {"checked": False, "where": "", "found": [], "missing": [], "graph_ops": None}
+    if method_checks.wants_inspection(exercise):
+        try:  # what the learner's code uses; "not checked" on trouble
+            submission["method"] = method_checks.inspect_answer(exercise, answer)
+        except Exception:
+            submission["method"] = method_checks.not_checked()
+    return submission
 
 
 def _run_function(exercise, function) -> dict:
@@ -477,10 +468,9 @@ def _judge_error(exercise, answer) -> dx.Diagnosis:
                 f"Your answer is the string {answer!r}, which is not the name of an exception "
                 "class either: answer with a class itself, such as TypeError (no quotes)."
             )
-        shown = name
         return dx.failed(
             f"Your answer is the string {answer!r}: answer with the class itself, e.g. "
-            f"{shown} (no quotes), not its name as a string."
+            f"{name} (no quotes), not its name as a string."
         )
     else:
         return dx.failed(

@@ -53,9 +53,14 @@ def wants_inspection(exercise) -> bool:
     )
 
 
+def not_checked() -> dict:
+    """The record of an answer whose code was not (or could not be) read."""
+    return {"checked": False, "where": "", "found": [], "missing": [], "graph_ops": None}
+
+
 def inspect_answer(exercise, answer: Any) -> dict:
     """The record ``collect`` stores under ``submission["method"]``."""
-    record = {"checked": False, "where": "", "found": [], "missing": [], "graph_ops": None}
+    record = not_checked()
     patterns = tuple(exercise.forbid) + tuple(exercise.require)
     if patterns:
         source, where = _source_of(exercise, answer)
