@@ -17,6 +17,7 @@ for the grader, which collects them after the notebook ran (``dump_for_grader``)
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import sys
 from dataclasses import dataclass
@@ -52,6 +53,10 @@ class CheckResult:
     status: str
     message: str
     hint_count: int = 0  # hints on offer for this result (0: none, e.g. a bug in the course)
+    # from the progress file (0 when progress is off): this check's attempt number, and the
+    # attempt on which the exercise first passed
+    attempt: int = 0
+    first_passed: int = 0
 
     @property
     def passed(self) -> bool:
@@ -120,7 +125,12 @@ def check(exercise_id: str, answer: Any = ..., *, demo: bool = False) -> CheckRe
         len(exercise.hints) if helps else 0,
     )
     if not demo:
-        _record_progress(exercise, result)
+        _note_for_hints(exercise, verdict)
+        attempts = _record_progress(exercise, result)
+        if attempts is not None:
+            result = dataclasses.replace(
+                result, attempt=attempts.count, first_passed=attempts.first_passed
+            )
     return _finish(result)
 
 
@@ -145,13 +155,22 @@ def _checker_failed(err: Exception) -> str:
     )
 
 
-def _record_progress(exercise, result: CheckResult) -> None:
+def _record_progress(exercise, result: CheckResult):
+    """Record the result; the attempts so far (None when progress is off or failed)."""
     try:
         from course_helpers.progress_store import record
 
-        record(exercise.id, exercise.lesson, result.status)
+        return record(exercise.id, exercise.lesson, result.status)
     except Exception as err:  # progress must never break a learner's cell
         _note_once(f"progress not saved: {err}")
+        return None
+
+
+def _note_for_hints(exercise, verdict: dx.Diagnosis) -> None:
+    """The next hint addresses the mistake this verdict diagnosed (if any)."""
+    from course_helpers.hints import note_check
+
+    note_check(exercise.id, "" if verdict.passed else verdict.mistake)
 
 
 _noted: set[str] = set()
@@ -351,21 +370,30 @@ def judge(exercise, submission: dict) -> dx.Diagnosis:
                 "with the current course_helpers.",
             )
         answer = submission.get("answer")
-        if dx.is_missing(answer):
+        if _not_answered(exercise, answer):
             return dx.not_attempted()
         judge_kind = _JUDGES[exercise.kind]
         verdict = judge_kind(exercise, answer)
+        if verdict.wrong_format and exercise.kind in ("choice", "error"):
+            return verdict  # a prediction in the wrong form: say that, and nothing else
         if not getattr(exercise, "reveal_values", True):  # before the explanation, kept
             from course_helpers.reveal import conceal
 
             verdict = conceal(exercise, answer, verdict)
-        if verdict.status == "failed":
+        if verdict.status == "failed" or verdict.learner_error:
             verdict = _explain_misconception(exercise, answer, verdict)
         if "method" in submission and verdict.status in ("passed", "failed"):
             verdict = _with_method_note(exercise, submission["method"], verdict)
         return verdict
     except Exception as err:
         return dx.Diagnosis("error", _checker_failed(err))
+
+
+def _not_answered(exercise, answer) -> bool:
+    """The stub ``...`` (or None, except for an error exercise, where None means "no error")."""
+    if exercise.kind == "error":
+        return dx.kind_of(answer) == "ellipsis"
+    return dx.is_missing(answer)
 
 
 def _with_method_note(exercise, record, verdict: dx.Diagnosis) -> dx.Diagnosis:
@@ -376,8 +404,9 @@ def _with_method_note(exercise, record, verdict: dx.Diagnosis) -> dx.Diagnosis:
     if not note:
         return verdict
     if verdict.passed:
-        return dx.failed("The values are right, but not the way the task asks. " + note)
-    return dx.failed(f"{verdict.message}\n{note}")
+        text = "The values are right, but not the way the task asks. " + note
+        return dx.Diagnosis("failed", text, mistake=note)
+    return dx.Diagnosis("failed", f"{verdict.message}\n{note}", mistake=verdict.mistake or note)
 
 
 def _explain_misconception(exercise, answer, verdict: dx.Diagnosis) -> dx.Diagnosis:
@@ -389,8 +418,11 @@ def _explain_misconception(exercise, answer, verdict: dx.Diagnosis) -> dx.Diagno
         return verdict
     generic = f": {pred.WORK_IT_OUT}."
     if verdict.message.endswith(generic):  # a prediction: the explanation replaces the nudge
-        return dx.failed(f"{verdict.message.removesuffix(generic)}: {found.message}")
-    return dx.failed(f"{verdict.message}\n{found.message}")
+        text = f"{verdict.message.removesuffix(generic)}: {found.message}"
+    else:
+        text = f"{verdict.message}\n{found.message}"
+    # a function that raises keeps its "error" status (its own code raised)
+    return dx.Diagnosis(verdict.status, text, verdict.learner_error, mistake=found.hint_text)
 
 
 def _judge_value(exercise, answer) -> dx.Diagnosis:
@@ -453,31 +485,18 @@ def _match_option(answer: str, options):
 def _judge_error(exercise, answer) -> dx.Diagnosis:
     expected = exercise.reference
     kind = dx.kind_of(answer)
+    if kind == "none" or expected is None:
+        return _judge_no_error(exercise, answer)
     if kind in ("exception_class", "exception"):
         name = answer["name"]
     elif kind == "str":
-        # one format per kind: the class itself (the notebooks ask for it; none answers a string)
-        name = _canonical_error_name(answer.strip().rsplit(".", 1)[-1], expected, {})
-        import builtins
-
-        if not (
-            isinstance(getattr(builtins, name, None), type)
-            or name in {c.__name__ for c in expected.__mro__}
-        ):
-            return dx.failed(
-                f"Your answer is the string {answer!r}, which is not the name of an exception "
-                "class either: answer with a class itself, such as TypeError (no quotes)."
-            )
-        return dx.failed(
-            f"Your answer is the string {answer!r}: answer with the class itself, e.g. "
-            f"{name} (no quotes), not its name as a string."
-        )
+        return _error_as_string(answer, expected)
     else:
-        return dx.failed(
+        return dx.wrong_format(
             f"Your answer is {dx.python_type_name(answer)}; answer with an exception class "
-            "itself, such as TypeError (no quotes)."
+            f"itself, such as {ERROR_EXAMPLE} (no quotes), or None for no error."
         )
-    name = _canonical_error_name(name, expected, exercise.explanations)
+    name = _canonical_error_name(name, expected.__mro__, exercise.explanations)
     explanation = exercise.explanations.get(name, "")
     if name == expected.__name__:
         return dx.passed(("Correct. " + explanation).strip())
@@ -492,16 +511,63 @@ def _judge_error(exercise, answer) -> dx.Diagnosis:
     if not known:
         return dx.failed(
             f"{name!r} is not the name of an exception class: answer with a class such as "
-            "TypeError."
+            f"{ERROR_EXAMPLE}."
         )
     return dx.failed((f"{name} is not the error this code raises. " + explanation).strip())
 
 
-def _canonical_error_name(name: str, expected: type, explanations) -> str:
+# the class named in format messages: an example of the form, never an exercise's answer
+ERROR_EXAMPLE = "KeyError"
+
+
+def _error_as_string(answer: str, expected: type | None) -> dx.Diagnosis:
+    """One format per kind: the class itself. Rewrite the learner's own string as a class."""
+    import builtins
+
+    mro = expected.__mro__ if expected is not None else (BaseException,)
+    name = _canonical_error_name(answer.strip().rsplit(".", 1)[-1], mro, {})
+    if name == "None":
+        return dx.wrong_format(
+            f"Your answer is the string {answer!r}: for no error, answer None itself (no quotes)."
+        )
+    if not (isinstance(getattr(builtins, name, None), type) or name in {c.__name__ for c in mro}):
+        return dx.wrong_format(
+            f"Your answer is the string {answer!r}, which is not the name of an exception "
+            f"class either: answer with a class itself, such as {ERROR_EXAMPLE} (no quotes)."
+        )
+    return dx.wrong_format(
+        f"Your answer is the string {answer!r}: answer with the class itself, e.g. {name} (no "
+        "quotes), not its name as a string."
+    )
+
+
+def _judge_no_error(exercise, answer) -> dx.Diagnosis:
+    """None answers "no error"; an exercise whose code raises nothing has reference None."""
+    said_none = dx.kind_of(answer) == "none"
+    explanations = exercise.explanations
+    if exercise.reference is None and said_none:
+        return dx.passed(("Correct. " + str(explanations.get("None", ""))).strip())
+    if said_none:
+        return dx.failed(
+            "None means the code raises no error, but this code does raise one: run it and "
+            "read the last line of the error message; it starts with the class."
+        )
+    if isinstance(answer, str):
+        return _error_as_string(answer, None)
+    if dx.kind_of(answer) not in ("exception_class", "exception"):
+        return dx.wrong_format(
+            f"Your answer is {dx.python_type_name(answer)}; answer with an exception class "
+            f"itself, such as {ERROR_EXAMPLE} (no quotes), or None for no error."
+        )
+    name = answer["name"]
+    return dx.failed((f"{name} is not it. " + str(explanations.get(name, ""))).strip())
+
+
+def _canonical_error_name(name: str, mro, explanations) -> str:
     """'indexerror' -> 'IndexError' when exactly one known exception name matches."""
     import builtins
 
-    known = {c.__name__ for c in expected.__mro__}
+    known = {c.__name__ for c in mro} | {"None"}
     known |= {
         k for k, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)
     }

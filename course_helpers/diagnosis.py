@@ -98,6 +98,12 @@ class Diagnosis:
     message: str
     # "error" caused by the learner's own code (their function raised): hints still help
     learner_error: bool = False
+    # the answer is in the wrong form (a string for a dtype, a list for a shape): the message
+    # rewrites the learner's own answer and is shown alone (nothing concealed or appended)
+    wrong_format: bool = False
+    # the typical mistake the answer was diagnosed as (a misconception, a forbidden pattern):
+    # what the first hint after this check addresses ("" for none)
+    mistake: str = ""
 
     @property
     def passed(self) -> bool:
@@ -110,6 +116,11 @@ def passed(message: str = "Correct.") -> Diagnosis:
 
 def failed(message: str) -> Diagnosis:
     return Diagnosis("failed", message)
+
+
+def wrong_format(message: str) -> Diagnosis:
+    """A failed verdict that only asks for the answer in the right form."""
+    return Diagnosis("failed", message, wrong_format=True)
 
 
 def not_attempted(message: str = NOT_ATTEMPTED_MESSAGE) -> Diagnosis:

@@ -39,9 +39,27 @@ def result_text(result) -> str:
     symbol, label, _ = STYLES.get(result.status, STYLES["error"])
     title = f" ({result.title})" if result.title else ""
     lines = [f"{symbol} {label}: {result.exercise_id}{title}", result.message]
+    attempts = attempt_line(result)
+    if attempts:
+        lines.append(attempts)
     if _wants_hint(result):
         lines.append(hint_line(result.exercise_id))
     return "\n".join(lines)
+
+
+def attempt_line(result) -> str:
+    """Which attempt this was, and when it first passed ("" when attempts are not recorded:
+    progress off, as in every build and test run, so saved outputs never depend on it)."""
+    number, first = getattr(result, "attempt", 0), getattr(result, "first_passed", 0)
+    if not number or result.status == "not_attempted":
+        return ""
+    if result.passed and first == number:
+        return (
+            "Passed on your first attempt." if number == 1 else f"Passed after {number} attempts."
+        )
+    if first:
+        return f"Attempt {number}; you first passed this exercise on attempt {first}."
+    return f"Attempt {number} at this exercise."
 
 
 def result_html(result) -> str:
@@ -56,6 +74,9 @@ def result_html(result) -> str:
         '<div style="white-space: pre-wrap; margin-top: 2px;">'
         f"{_code_spans(html.escape(result.message))}</div>",
     ]
+    attempts = attempt_line(result)
+    if attempts:
+        parts.append(f'<div style="opacity: 0.75; margin-top: 2px;">{attempts}</div>')
     if _wants_hint(result):
         parts.append(
             '<div style="opacity: 0.75; margin-top: 2px;">'

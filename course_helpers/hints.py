@@ -1,5 +1,8 @@
 """Tiered hints: ``hint(id)`` gives the next one (nudge → stronger → near-solution).
 
+When the last check of an exercise diagnosed a typical mistake (a catalogued misconception,
+a pattern the task forbids), the next hint addresses that mistake first; the tiers follow.
+
 The count of hints shown lives in this kernel only, so restarting the kernel starts
 again at hint 1. In a notebook a hint appears where ``hint(id)`` is called, even when the
 call is not the cell's last line: every hint counted is a hint shown. The full solution is
@@ -12,6 +15,9 @@ import html
 from dataclasses import dataclass, field
 
 _shown: dict[str, int] = {}
+# exercise id -> the mistake diagnosed by its last check, not hinted at yet / hinted at last
+_pending: dict[str, str] = {}
+_addressed: dict[str, str] = {}
 
 # the bordered block that hints and quizzes are shown in (inline: renders the same everywhere)
 BLOCK_STYLE = "border-left: 4px solid #1565c0; padding: 4px 10px; margin: 4px 0;"
@@ -82,14 +88,33 @@ def solution(exercise_id: str) -> HintText:
     return _solution(exercise_id)
 
 
+def note_check(exercise_id: str, mistake: str) -> None:
+    """Called by ``check``: the mistake its verdict diagnosed ("" for none) is what the next
+    hint addresses, unless that hint was already about this very mistake."""
+    if not mistake:
+        _pending.pop(exercise_id, None)
+    elif _addressed.get(exercise_id) != mistake:
+        _pending[exercise_id] = mistake
+
+
 def next_hint(exercise_id: str) -> HintText:
-    """Advance this kernel's hint counter for the exercise and return that hint."""
+    """The hint about the last check's diagnosed mistake, if one is pending; otherwise
+    advance this kernel's hint counter for the exercise and return that tier."""
     from course_helpers.exercises import get
 
     exercise = get(exercise_id)
     hints = tuple(exercise.hints)
     count = len(hints)
     seen = _shown.get(exercise.id, 0)
+    mistake = _pending.pop(exercise.id, "")
+    if mistake:
+        _addressed[exercise.id] = mistake
+        after = min(seen + 1, count)
+        return HintText(
+            f"Hint for {exercise.id}: about your last answer",
+            mistake,
+            f"Run hint({exercise.id!r}) again for hint {after}/{count}.",
+        )
     number = min(seen + 1, count)
     _shown[exercise.id] = number
     is_last = number == count
@@ -102,10 +127,11 @@ def next_hint(exercise_id: str) -> HintText:
 
 def reset_hints(exercise_id: str | None = None) -> None:
     """Start the hints again at 1 (for one exercise, or for all)."""
-    if exercise_id is None:
-        _shown.clear()
-    else:
-        _shown.pop(exercise_id, None)
+    for counts in (_shown, _pending, _addressed):
+        if exercise_id is None:
+            counts.clear()
+        else:
+            counts.pop(exercise_id, None)
 
 
 def _solution(exercise_id: str) -> HintText:

@@ -50,6 +50,8 @@ def wants_inspection(exercise) -> bool:
         getattr(exercise, "forbid", ())
         or getattr(exercise, "require", ())
         or getattr(exercise, "must_build_no_graph", False)
+        or getattr(exercise, "keep_lines", "")
+        or getattr(exercise, "reach_parameters", False)
     )
 
 
@@ -75,6 +77,17 @@ def inspect_answer(exercise, answer: Any) -> dict:
             )
     if exercise.must_build_no_graph and exercise.kind == "function" and callable(answer):
         record["graph_ops"] = count_graph_ops(exercise, answer)
+    if getattr(exercise, "keep_lines", ""):
+        from course_helpers.task_checks import compare_lines
+
+        tree = _parse(_current_cell())
+        if tree is not None:
+            record.update(checked=True, where="answer cell")
+            record.update(compare_lines(exercise.keep_lines, tree))
+    if getattr(exercise, "reach_parameters", False) and callable(answer):
+        from course_helpers.task_checks import cut_off_parameters
+
+        record["cut_off"] = cut_off_parameters(exercise, answer)
     return record
 
 
@@ -92,6 +105,9 @@ def verdict_note(exercise, record: Any) -> str:
         if pattern in exercise.require:
             text = WHY.get(pattern, f"the task asks for {_shown(pattern)}.")
             notes.append(text[:1].upper() + text[1:])
+    from course_helpers.task_checks import line_notes
+
+    notes.extend(line_notes(record))
     ops = record.get("graph_ops")
     if exercise.must_build_no_graph and isinstance(ops, int) and ops > 0:
         notes.append(

@@ -27,15 +27,7 @@ def diagnose_number(got, exp, *, rtol, atol, subject) -> dx.Diagnosis:
     if kind == "numpy_scalar":
         got, kind = got["value"], kind_of(got["value"])
     if kind == "tensor":
-        if math.prod(got["shape"]) == 1:
-            return dx.failed(
-                f"{subject} is a tensor, but a Python number is expected: take the number out "
-                "with .item()."
-            )
-        return dx.failed(
-            f"{subject} is a tensor of shape {fmt_shape(got['shape'])}, but a single Python "
-            "number is expected."
-        )
+        return tensor_for_number(got, subject)
     if kind != "number":
         return dx.failed(f"{subject} is {python_type_name(got)}, but a Python number is expected.")
     if isinstance(exp, int) and isinstance(got, int):
@@ -51,6 +43,51 @@ def diagnose_number(got, exp, *, rtol, atol, subject) -> dx.Diagnosis:
     if exp != 0 and got == -exp:
         text += " It has the wrong sign."
     return dx.failed(text)
+
+
+def tensor_for_number(got: dict, subject: str = "Your answer") -> dx.Diagnosis:
+    """A tensor given where a Python number is asked for: how to take the number out."""
+    if math.prod(got["shape"]) != 1:
+        return dx.wrong_format(
+            f"{subject} is a tensor of shape {fmt_shape(got['shape'])}, but a single Python "
+            "number is expected."
+        )
+    data = got.get("data")
+    own = ""
+    if data is not None:
+        own = f" (for your tensor that gives {data.reshape(-1)[0].item()!r})"
+    return dx.wrong_format(
+        f"{subject} is a tensor, but a Python number is expected: take the number out of it "
+        f"with .item(){own}."
+    )
+
+
+def wrong_sequence_type(got: Any, want: str) -> dx.Diagnosis | None:
+    """A list where a tuple is asked for (or the other way round): the learner's own items
+    rewritten in the right brackets. None when ``got`` has the right type."""
+    kind = kind_of(got)
+    if kind == want or kind not in ("tuple", "list") or want not in ("tuple", "list"):
+        return None
+    items = [_literal(i) for i in got["items"]]
+    if want == "tuple":
+        rewritten = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        return dx.wrong_format(
+            f"Your answer is a list, [{', '.join(items)}]: answer with a tuple (round "
+            f"brackets), e.g. {rewritten}."
+        )
+    return dx.wrong_format(
+        f"Your answer is a tuple: answer with a list (square brackets), e.g. [{', '.join(items)}]."
+    )
+
+
+def _literal(item: Any) -> str:
+    if kind_of(item) in ("number", "bool", "str"):
+        return repr(item)
+    if kind_of(item) == "dtype":
+        return f"torch.{item['name']}"
+    if kind_of(item) == "shape":
+        return f"torch.Size({list(item['value'])})"
+    return "..."
 
 
 def diagnose_sequence(got, exp, *, rtol, atol, device, subject, in_function=False) -> dx.Diagnosis:
@@ -155,6 +192,9 @@ def diagnose_prediction(got: Any, exp: Any, *, rtol=None, atol=None) -> dx.Diagn
     )
     if shape_like:
         target = tuple(exp["value"] if want == "shape" else exp["items"])
+        wrong_type = wrong_sequence_type(got, "tuple")
+        if wrong_type is not None:
+            return wrong_type
         mine = _as_int_tuple(got)
         if mine is None:
             return dx.failed(
@@ -170,29 +210,27 @@ def diagnose_prediction(got: Any, exp: Any, *, rtol=None, atol=None) -> dx.Diagn
             )
         return dx.failed(f"{fmt_shape(mine)} is not it: {WORK_IT_OUT}.")
     if want == "dtype":
-        mine = got["name"] if kind_of(got) == "dtype" else None
         if isinstance(got, str):
-            mine = got.strip().removeprefix("torch.")
-        if mine is None:
-            return dx.failed(
-                f"Your answer is {python_type_name(got)}; "
-                "answer with a dtype such as torch.float32."
+            return _dtype_as_string(got)
+        if kind_of(got) != "dtype":
+            return dx.wrong_format(
+                f"Your answer is {python_type_name(got)}; answer with a dtype itself, such as "
+                f"{DTYPE_EXAMPLE} (no quotes)."
             )
-        canonical = _canonical_dtype_name(mine)
-        if canonical is None:
-            return dx.failed(
-                f"{mine!r} is not a dtype name; answer with a dtype such as torch.float32."
-            )
-        if canonical == exp["name"]:
+        if got["name"] == exp["name"]:
             return dx.passed()
-        return dx.failed(f"torch.{mine} is not it: {WORK_IT_OUT}.")
+        return dx.failed(f"torch.{got['name']} is not it: {WORK_IT_OUT}.")
     if want == "bool":
         if kind_of(got) != "bool":
             return dx.failed(f"Your answer is {python_type_name(got)}; answer True or False.")
         return dx.passed() if got == exp else dx.failed(f"{got} is not it: {WORK_IT_OUT}.")
     if want == "number":
+        if kind_of(got) == "tensor":
+            return tensor_for_number(got)
         if kind_of(got) not in ("number", "numpy_scalar"):
-            return dx.failed(f"Your answer is {python_type_name(got)}; answer with a number.")
+            return dx.wrong_format(
+                f"Your answer is {python_type_name(got)}; answer with a Python number."
+            )
         value = got["value"] if kind_of(got) == "numpy_scalar" else got
         result = diagnose_number(value, exp, rtol=rtol, atol=atol, subject="Your answer")
         if result.passed:
@@ -205,6 +243,9 @@ def diagnose_prediction(got: Any, exp: Any, *, rtol=None, atol=None) -> dx.Diagn
             return dx.passed()
         return dx.failed(f"{got!r} is not it: {WORK_IT_OUT}.")
     if want in ("tuple", "list"):
+        wrong_type = wrong_sequence_type(got, want)
+        if wrong_type is not None:
+            return wrong_type
         if kind_of(got) not in ("tuple", "list"):
             return dx.failed(
                 f"Your answer is {python_type_name(got)}; answer with a {want} of "
@@ -234,6 +275,22 @@ def diagnose_prediction(got: Any, exp: Any, *, rtol=None, atol=None) -> dx.Diagn
 
 
 WORK_IT_OUT = "work it out again step by step"
+# the dtype named in format messages: an example of the form, never a prediction's answer
+DTYPE_EXAMPLE = "torch.int64"
+
+
+def _dtype_as_string(text: str) -> dx.Diagnosis:
+    """A dtype answered as a string: rewrite the learner's own string as the dtype object."""
+    name = text.strip().removeprefix("torch.")
+    if _canonical_dtype_name(name) is None:
+        return dx.wrong_format(
+            f"Your answer is the string {text!r}, which is not a dtype name: answer with a "
+            f"dtype itself, such as {DTYPE_EXAMPLE} (no quotes)."
+        )
+    return dx.wrong_format(
+        f"Your answer is the string {text!r}: answer with the dtype itself, torch.{name} "
+        "(no quotes)."
+    )
 
 
 def _canonical_dtype_name(name: str) -> str | None:

@@ -29,7 +29,8 @@ CREATE TABLE IF NOT EXISTS results (
     lesson      TEXT NOT NULL,
     status      TEXT NOT NULL,
     updated_at  REAL NOT NULL,
-    attempts    INTEGER NOT NULL DEFAULT 1
+    attempts    INTEGER NOT NULL DEFAULT 1,
+    first_passed INTEGER
 )
 """
 
@@ -67,17 +68,30 @@ def _connect(path: Path) -> sqlite3.Connection:
     connection.execute("PRAGMA journal_mode = WAL")
     connection.execute("PRAGMA synchronous = NORMAL")
     connection.execute(_SCHEMA)
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(results)")}
+    if "first_passed" not in columns:  # a file written by an earlier version of the course
+        connection.execute("ALTER TABLE results ADD COLUMN first_passed INTEGER")
     return connection
 
 
-def record(exercise_id: str, lesson: str, status: str) -> None:
-    """Save the latest result of a check.
+@dataclass(frozen=True)
+class Attempts:
+    """How often an exercise was checked (stubs not counted), and on which attempt it
+    first passed (0: not yet)."""
+
+    count: int
+    first_passed: int = 0
+
+
+def record(exercise_id: str, lesson: str, status: str) -> Attempts | None:
+    """Save the latest result of a check; return the attempts so far (None when recording
+    is off, or for a "not attempted" result, which is no attempt).
 
     A "not attempted" result (an untouched stub) never overwrites a real attempt, so
     re-running a fresh exercises notebook does not erase earlier work.
     """
     if not enabled():
-        return
+        return None
     connection = _connection(database_path())
     with connection:
         if status == "not_attempted":
@@ -86,14 +100,21 @@ def record(exercise_id: str, lesson: str, status: str) -> None:
                 "attempts) VALUES (?, ?, ?, ?, 0)",
                 (exercise_id, lesson, status, time.time()),
             )
-        else:
-            connection.execute(
-                "INSERT INTO results (exercise_id, lesson, status, updated_at) "
-                "VALUES (?, ?, ?, ?) ON CONFLICT(exercise_id) DO UPDATE SET "
-                "lesson = excluded.lesson, status = excluded.status, "
-                "updated_at = excluded.updated_at, attempts = results.attempts + 1",
-                (exercise_id, lesson, status, time.time()),
-            )
+            return None
+        passed = status == "passed"
+        connection.execute(
+            "INSERT INTO results (exercise_id, lesson, status, updated_at, first_passed) "
+            "VALUES (?, ?, ?, ?, CASE WHEN ? THEN 1 END) ON CONFLICT(exercise_id) DO UPDATE SET "
+            "lesson = excluded.lesson, status = excluded.status, "
+            "updated_at = excluded.updated_at, attempts = results.attempts + 1, "
+            "first_passed = COALESCE(results.first_passed, "
+            "CASE WHEN excluded.status = 'passed' THEN results.attempts + 1 END)",
+            (exercise_id, lesson, status, time.time(), passed),
+        )
+        count, first = connection.execute(
+            "SELECT attempts, first_passed FROM results WHERE exercise_id = ?", (exercise_id,)
+        ).fetchone()
+    return Attempts(int(count), int(first or 0))
 
 
 def latest_results(path: Path | None = None) -> dict[str, str]:

@@ -254,17 +254,33 @@ def test_another_valid_formula_passes():
 # --------------------------------------------------------------------------- predictions, records
 
 
-def test_prediction_of_a_shape_accepts_tuple_list_and_size():
-    for answer in [(2, 3), [2, 3], torch.Size([2, 3])]:
+def test_prediction_of_a_shape_accepts_a_tuple_and_a_size_not_a_list():
+    for answer in [(2, 3), torch.Size([2, 3])]:
         assert diagnose_prediction(answer, (2, 3)).passed
+    # one format per kind (issue 12): a list is rewritten as a tuple, right or wrong alike
+    for items, expected in (([2, 3], (2, 3)), ([3, 2], (2, 3)), ([7], (4,))):
+        listed = diagnose_prediction(items, expected)
+        assert listed.status == "failed" and listed.wrong_format
+        rewritten = "(" + ", ".join(map(str, items)) + ("," if len(items) == 1 else "") + ")"
+        assert listed.message == (
+            f"Your answer is a list, {items}: answer with a tuple (round brackets), "
+            f"e.g. {rewritten}."
+        )
     wrong = diagnose_prediction((3, 2, 1), (2, 3))
     assert wrong.status == "failed"
     assert "2 dimensions" in wrong.message
     assert "(2, 3)" not in wrong.message  # a prediction is not given away
 
 
-def test_prediction_of_a_dtype_accepts_names():
-    assert diagnose_prediction("float32", torch.float32).passed
+def test_prediction_of_a_dtype_takes_the_dtype_not_its_name():
+    for text in ("float32", "torch.float32", " float64"):
+        result = diagnose_prediction(text, torch.float32)
+        assert result.status == "failed" and result.wrong_format, text
+        name = text.strip().removeprefix("torch.")
+        assert result.message == (
+            f"Your answer is the string {text!r}: answer with the dtype itself, torch.{name} "
+            "(no quotes)."
+        )
     assert diagnose_prediction(torch.float32, torch.float32).passed
     assert not diagnose_prediction(torch.int64, torch.float32).passed
 
@@ -326,8 +342,10 @@ def test_dicts_compare_keys_then_values():
     failed_with({"w": torch.zeros(3), "b": 1.0}, expected, "The value for key 'w'", "shape (3,)")
 
 
-def test_prediction_of_a_tuple_of_flags_accepts_a_list():
-    assert diagnose_prediction([True, False], (True, False)).passed
+def test_prediction_of_a_tuple_of_flags_takes_a_tuple():
+    assert diagnose_prediction((True, False), (True, False)).passed
+    listed = diagnose_prediction([True, False], (True, False))
+    assert listed.wrong_format and "e.g. (True, False)" in listed.message
     wrong = diagnose_prediction((True, True), (True, False))
     assert wrong.status == "failed" and wrong.message.startswith("Item 1 of your answer")
 
@@ -417,11 +435,10 @@ def test_meta_tensors_compare_shape_dtype_and_device():
 
 def test_prediction_of_a_dtype_that_is_not_a_dtype_name():
     result = diagnose_prediction("b", torch.float32)
-    assert "'b' is not a dtype name" in result.message
-    assert "torch.b" not in result.message
-    assert "torch.int64 is not it" in diagnose_prediction("int64", torch.float32).message
-    for alias in ("float", "torch.float", torch.float):  # aliases of float32
-        assert diagnose_prediction(alias, torch.float32).passed, alias
+    assert "the string 'b', which is not a dtype name" in result.message
+    assert "torch.b" not in result.message and "float32" not in result.message
+    assert "torch.int64 is not it" in diagnose_prediction(torch.int64, torch.float32).message
+    assert diagnose_prediction(torch.float, torch.float32).passed  # an alias of float32
     assert "not a dtype name" in diagnose_prediction("Size", torch.float32).message
 
 
@@ -438,7 +455,8 @@ def test_wrong_predictions_do_not_tell_to_run_code(answer, expected):
 
 def test_predicted_items_in_the_wrong_order_or_count():
     expected = ("0.weight", "0.bias")
-    assert diagnose_prediction(["0.weight", "0.bias"], expected).passed  # list for tuple
+    assert diagnose_prediction(("0.weight", "0.bias"), expected).passed
+    assert diagnose_prediction(["0.weight", "0.bias"], expected).wrong_format  # list for tuple
     swapped = diagnose_prediction(("0.bias", "0.weight"), expected)
     assert "right items, but in the wrong order" in swapped.message
     short = diagnose_prediction(("0.weight",), expected)

@@ -17,10 +17,22 @@ def test_the_catalogue_has_entries_for_known_exercises():
     assert [m.exercise_id for m in ENTRIES if m.exercise_id not in ids] == []
 
 
+def _expected_status(entry) -> str:
+    """ "error" for a wrong function that raises on some test input (its own code raised),
+    "failed" for every other wrong answer."""
+    exercise = get(entry.exercise_id)
+    if exercise.kind != "function":
+        return "failed"
+    runs = collect(exercise, entry.build_answer())["answer"]["runs"]
+    reference = collect(exercise, exercise.reference)["answer"]["runs"]
+    raises = any(r["error"] and not w["error"] for r, w in zip(runs, reference, strict=True))
+    return "error" if raises else "failed"
+
+
 @pytest.mark.parametrize("entry", ENTRIES, ids=LABELS)
 def test_each_misconception_fails_and_is_explained(entry):
     result = check(entry.exercise_id, entry.build_answer())
-    assert result.status == "failed"
+    assert result.status == _expected_status(entry)
     assert entry.message in result.message
 
 
@@ -28,8 +40,52 @@ def test_each_misconception_fails_and_is_explained(entry):
 def test_the_grader_gives_the_same_explanation(entry):
     exercise = get(entry.exercise_id)
     verdict = judge(exercise, collect(exercise, entry.build_answer()))
-    assert verdict.status == "failed"
+    assert verdict.status == _expected_status(entry)
     assert entry.message in verdict.message
+    assert verdict.mistake == entry.hint_text  # what the next hint addresses
+
+
+def _functions(kind: str) -> list:
+    """Entries whose wrong function raises ("raises") or changes its input ("mutates")."""
+    found = []
+    for entry in ENTRIES:
+        exercise = get(entry.exercise_id)
+        if exercise.kind != "function":
+            continue
+        runs = collect(exercise, entry.build_answer())["answer"]["runs"]
+        if kind == "raises" and any(r["error"] for r in runs):
+            found.append(entry)
+        if kind == "mutates" and any(any(r["mutated"]) for r in runs):
+            found.append(entry)
+    return found
+
+
+def test_the_catalogue_has_raising_and_mutating_functions():
+    raising, mutating = _functions("raises"), _functions("mutates")
+    assert len(raising) >= 3 and len(mutating) >= 3
+    assert len({m.exercise_id for m in raising + mutating}) >= 6
+
+
+def test_a_function_raising_another_error_is_not_that_misconception():
+    def raises_type_error(counts):
+        raise TypeError("not the catalogued mistake")
+
+    result = check("02.mean_of_counts", raises_type_error)
+    assert result.status == "error" and "TypeError" in result.message
+    assert not any(m.message in result.message for m in ENTRIES)
+
+
+def test_a_function_changing_its_input_differently_is_not_that_misconception():
+    def centred_then_zeroed(x):
+        out = x - x.mean(dim=1, keepdim=True)
+        x.zero_()  # changes the input, but not the way `x -= ...` does
+        return out
+
+    result = check("04.center_rows", centred_then_zeroed)
+    assert result.status == "failed" and "in place" in result.message
+    assert not any(m.message in result.message for m in ENTRIES)
+    entry = next(m for m in ENTRIES if m.label == "-= on the input")
+    assert entry.message in check("04.center_rows", entry.build_answer()).message
 
 
 # free-form predictions: the answer is a short value that a message could give away

@@ -37,7 +37,7 @@ def _trained_scale():
         loss = ((model(x) - y) ** 2).mean()
         loss.backward()
         optimizer.step()
-    return model.scale.detach().clone()
+    return {name: t.clone() for name, t in model.state_dict().items()}
 
 
 def _standardize_data():
@@ -103,6 +103,24 @@ def _trained_head_weight():
         loss.backward()
         optimizer.step()
     return net[2].weight.detach().clone()
+
+
+# 10.fix_optimizer_order: the cell's given lines and the task's code (fix = reorder only)
+_HEAD_TASK = """\
+g = cpu_generator(12)
+x = torch.randn(24, 2, generator=g)
+y = torch.sin(x[:, :1]) - x[:, 1:]
+torch.manual_seed(0)
+net = nn.Sequential(nn.Linear(2, 4), nn.Tanh(), nn.Linear(4, 1))
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+net[2] = nn.Linear(4, 1)
+for _ in range(20):
+    optimizer.zero_grad()
+    loss = ((net(x) - y) ** 2).mean()
+    loss.backward()
+    optimizer.step()
+answer = net[2].weight.detach().clone()
+"""
 
 
 def _stuck_parameters(before, module):
@@ -272,10 +290,14 @@ EXERCISES = [
         kind="value",
         build_reference=_trained_scale,
         hints=(
-            "After training, scale is still all ones: is it in model.parameters()?",
-            "Wrap it in nn.Parameter (which already has requires_grad=True).",
-            "self.scale = nn.Parameter(torch.ones(n)), then train as before and set "
-            "answer = model.scale.detach().clone()",
+            "After training, scale is still all ones: is it in model.parameters()? Is it in "
+            "model.state_dict()?",
+            "A module registers only nn.Parameter attributes (and buffers) as its own; a plain "
+            "tensor, even one with requires_grad=True, stays invisible to it. Wrap scale in "
+            "nn.Parameter (which already requires grad).",
+            "Make scale an nn.Parameter built from the same ones in __init__ (no "
+            "requires_grad argument needed), leave the training loop as it is, and hand in "
+            "the module's state_dict().",
         ),
         solution=(
             "class Scaler(nn.Module):\n"
@@ -295,7 +317,7 @@ EXERCISES = [
             "    loss = ((model(x) - y) ** 2).mean()\n"
             "    loss.backward()\n"
             "    optimizer.step()\n"
-            "answer = model.scale.detach().clone()"
+            "answer = model.state_dict()"
         ),
     ),
     Exercise(
@@ -357,6 +379,7 @@ EXERCISES = [
         lesson=LESSON,
         kind="value",
         build_reference=_trained_head_weight,
+        keep_lines=_HEAD_TASK,
         hints=(
             "Which parameters does the optimizer hold, and which layer is net[2] after the "
             "replacement?",

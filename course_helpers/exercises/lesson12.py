@@ -370,6 +370,7 @@ EXERCISES = [
         rtol=1e-5,
         atol=1e-6,
         context="keep_graph",
+        reach_parameters=True,
         hints=(
             "Does the penalty term have a grad_fn? Print type(l2_penalty(model)).",
             ".item() turns each term into a Python float: autograd cannot follow it, so the "

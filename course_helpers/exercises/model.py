@@ -17,8 +17,8 @@ autograd  the answer is a tensor whose autograd state is checked: ``.grad`` afte
 choice    multiple choice / "predict the output": the answer is one of ``options``'
           keys (or, for ``options=None``, a free value such as a shape tuple, a dtype
           or a number compared with ``reference``).
-error     "which error does this raise": the answer is an exception class or its
-          name (e.g. ``RuntimeError`` or ``"RuntimeError"``).
+error     "which error does this raise": the answer is the exception class itself
+          (e.g. ``RuntimeError``), or ``None`` for "no error" (then ``reference`` is None).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class Exercise:
     build_reference  zero-argument callable returning the reference answer
                 (value/autograd: the expected tensor; function: the reference
                 function itself; choice: the correct option key or value; error:
-                the exception class).
+                the exception class, or None for code that raises no error).
     hints       tiered hints: (nudge, stronger, near-solution). At least 2.
     solution    the full solution as text (shown only when explicitly asked).
     """
@@ -83,6 +83,12 @@ class Exercise:
     # "no_graph", "keep_graph" (e.g. a second derivative, a penalty that stays connected)
     # or "many_inputs" (a function: fixes must hold for every input)
     context: str = ""
+    # "keep every line, change their order": the task's code (with the cell's given lines);
+    # the answer cell must hold exactly these statements, in any order
+    keep_lines: str = ""
+    # a function whose result must stay connected to every parameter of its module argument
+    # (e.g. a penalty added to the loss): probed with autograd in the kernel
+    reach_parameters: bool = False
 
     def __post_init__(self):
         if self.kind not in KINDS:

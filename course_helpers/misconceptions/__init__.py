@@ -36,12 +36,19 @@ class Misconception:
                  an exception class).
     message      what the learner is told: names the misunderstanding and how to think
                  instead, without giving the answer away.
+    hint         optional: the first hint after this mistake (a question that leads away
+                 from it); by default the hint restates ``message``.
     """
 
     exercise_id: str
     label: str
     build_answer: Callable[[], Any]
     message: str
+    hint: str = ""
+
+    @property
+    def hint_text(self) -> str:
+        return self.hint or self.message
 
 
 @functools.lru_cache(maxsize=1)
@@ -61,12 +68,39 @@ def for_exercise(exercise_id: str) -> tuple[Misconception, ...]:
 
 def match(exercise, answer: Any, judges: dict) -> Misconception | None:
     """The catalogued misconception that ``answer`` (a submission's answer record) is,
-    or None. ``judges`` maps an exercise kind to its judge (``checking._JUDGES``)."""
+    or None. ``judges`` maps an exercise kind to its judge (``checking._JUDGES``).
+
+    A wrong function matches an entry when it behaves the same on every test input: the
+    same outputs, the same error type where the entry raises, and the same changes to its
+    inputs where the entry changes them in place."""
     for entry in for_exercise(exercise.id):
         as_reference = dataclasses.replace(exercise, build_reference=entry.build_answer)
         try:
-            if judges[exercise.kind](as_reference, answer).passed:
+            if not judges[exercise.kind](as_reference, answer).passed:
+                continue
+            if exercise.kind != "function" or _same_changes(as_reference, answer):
                 return entry
         except Exception:  # a broken entry must never break the learner's check
             continue
     return None
+
+
+def _same_changes(as_reference, answer: dict) -> bool:
+    """The function changed its inputs exactly as the entry's function does."""
+    from course_helpers import checking
+    from course_helpers import diagnosis as dx
+    from course_helpers.notebook import cpu_generator
+
+    made = checking.fresh_rng(lambda: as_reference.cases(cpu_generator(checking.CASE_SEED)))
+    cases = [tuple(args) for args in made]
+    wanted = checking._reference_runs(as_reference, cases)
+    for run, want in zip(answer["runs"], wanted, strict=True):
+        if run["mutated"] != want["mutated"]:
+            return False
+        for mine, theirs, changed in zip(
+            run["args_after"], want["args_after"], want["mutated"], strict=True
+        ):
+            if changed and theirs is not None:
+                if not dx.diagnose_tensor(mine, theirs).passed:
+                    return False
+    return True

@@ -31,6 +31,10 @@ def _fahrenheit_floor_division(celsius):
     return celsius * 9 // 5 + 32
 
 
+def _fahrenheit_in_place(celsius):
+    return celsius.mul_(9 / 5).add_(32)
+
+
 MISCONCEPTIONS = [
     # --- 01.arange_grid ---
     Misconception(
@@ -187,6 +191,20 @@ MISCONCEPTIONS = [
             "The copy is right, but it changed the dtype: torch.Tensor(...) and .float() "
             "give float32, while the task wants the array's own float64. Pick a way of copying "
             "that keeps the dtype the array already has."
+        ),
+    ),
+]
+
+# wrong functions that raise, or that change their input in place
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="01.celsius_to_fahrenheit",
+        label="converted in place",
+        build_answer=lambda: _fahrenheit_in_place,
+        message=(
+            "mul_ and add_ (the methods ending in an underscore) write into the tensor you were "
+            "given: the caller's Celsius values are overwritten with Fahrenheit ones. Compute a "
+            "new tensor with * and + instead."
         ),
     ),
 ]

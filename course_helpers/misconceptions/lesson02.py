@@ -43,6 +43,10 @@ def _match_float32_hard_coded(values, reference):
     return values.float()
 
 
+def _mean_of_integers(counts):
+    return counts.mean()
+
+
 MISCONCEPTIONS = [
     Misconception(
         exercise_id="02.predict_promotion",
@@ -205,6 +209,20 @@ MISCONCEPTIONS = [
         message=(
             "that is the difference of the numbers, but a uint8 tensor cannot hold a "
             "negative value and the result stays uint8: it wraps around instead."
+        ),
+    ),
+]
+
+# wrong functions that raise, or that change their input in place
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="02.mean_of_counts",
+        label="mean() of an integer tensor",
+        build_answer=lambda: _mean_of_integers,
+        message=(
+            "mean() refuses an integer tensor: an average of whole numbers is usually a "
+            "fraction, and PyTorch will not guess which floating-point dtype you want. Convert "
+            "the counts to a floating-point dtype before you average them."
         ),
     ),
 ]

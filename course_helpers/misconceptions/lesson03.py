@@ -268,6 +268,18 @@ _MORE = [
 ]
 
 
+def _as_batch_hard_coded(x):
+    return x.reshape(1, 3, 4, 5)
+
+
+def _flatten_with_view(batch):
+    return batch.view(batch.shape[0], -1)
+
+
+def _columns_with_view(m):
+    return m.t().view(-1)
+
+
 MISCONCEPTIONS = [
     Misconception(
         exercise_id="03.permute_shape",
@@ -333,6 +345,40 @@ MISCONCEPTIONS = [
         message=(
             "slices give views, but a list of indices is advanced indexing, which always "
             "copies the picked elements into new memory, even rows a slice could have picked."
+        ),
+    ),
+]
+
+# wrong functions that raise, or that change their input in place
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="03.as_batch",
+        label="reshape to one hard-coded shape",
+        build_answer=lambda: _as_batch_hard_coded,
+        message=(
+            "reshape(1, 3, 4, 5) writes in the sizes of one example image, so any other image "
+            "size (or a batch that is already 4-D) cannot be reshaped to it and raises. Add the "
+            "batch dimension without naming the other sizes."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.flatten_images",
+        label="view on a non-contiguous batch",
+        build_answer=lambda: _flatten_with_view,
+        message=(
+            "view only relabels the memory it is given, so it fails on a batch whose elements "
+            "are not laid out row by row (e.g. after a permute). A function must work for "
+            "every batch: use an operation that copies when it has to."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.columns_in_order",
+        label="view after the transpose",
+        build_answer=lambda: _columns_with_view,
+        message=(
+            ".t() only swaps the strides: the transposed tensor is not contiguous, so view(-1) "
+            "cannot read it as one row and raises. Flatten it with an operation that is "
+            "allowed to copy."
         ),
     ),
 ]

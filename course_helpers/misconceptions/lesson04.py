@@ -249,6 +249,11 @@ _MORE = [
 ]
 
 
+def _center_rows_in_place(x):
+    x -= x.mean(dim=1, keepdim=True)
+    return x
+
+
 MISCONCEPTIONS = [
     Misconception(
         exercise_id="04.broadcast_by_hand",
@@ -269,4 +274,17 @@ MISCONCEPTIONS = [
         ),
     ),
     *_MORE,
+]
+
+# wrong functions that raise, or that change their input in place
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="04.center_rows",
+        label="-= on the input",
+        build_answer=lambda: _center_rows_in_place,
+        message=(
+            "x -= ... is an in-place subtraction: it overwrites the caller's tensor, so the "
+            "rows they passed in are centred too. Return x - ... as a new tensor."
+        ),
+    ),
 ]

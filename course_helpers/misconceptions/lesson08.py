@@ -40,6 +40,10 @@ def _relu_fix(mistake: str):
     return a
 
 
+def _scale_and_clip_in_place(x):
+    return x.mul_(2).clamp_(max=1.0)
+
+
 MISCONCEPTIONS = [
     # --- 08.quiz_version ---
     Misconception(
@@ -204,6 +208,20 @@ MISCONCEPTIONS = [
         message=(
             "clamp(max=0) keeps the negatives and zeroes the positives, the opposite of the "
             "original line. The bound that removes negatives is a lower bound."
+        ),
+    ),
+]
+
+# wrong functions that raise, or that change their input in place
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="08.out_of_place",
+        label="mul_ and clamp_ on the input",
+        build_answer=lambda: _scale_and_clip_in_place,
+        message=(
+            "mul_ and clamp_ change the tensor you were given: the result is right, but the "
+            "caller's input is overwritten. Use mul and clamp (no underscore), which return "
+            "new tensors."
         ),
     ),
 ]

@@ -14,15 +14,23 @@ def _trained_scale(mistake: str):
     g = cpu_generator(10)
     x = torch.randn(16, 3, generator=g)
     y = x * torch.tensor([2.0, -1.0, 0.5]) + torch.tensor([1.0, 0.0, -1.0])
-    scale = nn.Parameter(torch.ones(3), requires_grad=mistake != "frozen parameter")
+    # the answer is the module's state_dict(): a plain tensor attribute is not in it
+    if mistake == "frozen parameter":
+        scale = nn.Parameter(torch.ones(3), requires_grad=False)
+    else:  # "plain tensor" (the task's code) or "added by hand" (handed to the optimizer)
+        scale = torch.ones(3, requires_grad=True)
     shift = nn.Parameter(torch.zeros(3))
-    optimizer = torch.optim.SGD([p for p in (scale, shift) if p.requires_grad], lr=0.1)
+    trained = [shift] + ([scale] if mistake == "added by hand" else [])
+    optimizer = torch.optim.SGD(trained, lr=0.1)
     for _ in range(30):
         optimizer.zero_grad()
         loss = ((x * scale + shift - y) ** 2).mean()
         loss.backward()
         optimizer.step()
-    return scale.detach().clone()
+    saved = {"shift": shift.detach().clone()}
+    if isinstance(scale, nn.Parameter):
+        saved = {"scale": scale.detach().clone(), **saved}
+    return saved
 
 
 def _standardize_answer(how: str):
@@ -192,8 +200,29 @@ MISCONCEPTIONS = [
         build_answer=lambda: _trained_scale("frozen parameter"),
         message=(
             "scale has not moved. It must be a registered parameter that requires grad: a "
-            "plain tensor attribute or a buffer is not in model.parameters(), and an "
-            "nn.Parameter with requires_grad=False gets no gradient."
+            "buffer is not in model.parameters(), and an nn.Parameter with "
+            "requires_grad=False gets no gradient."
+        ),
+    ),
+    Misconception(
+        exercise_id="10.fix_scaler",
+        label="scale still a plain tensor",
+        build_answer=lambda: _trained_scale("plain tensor"),
+        message=(
+            "scale is still a plain tensor attribute: the module registers only nn.Parameter "
+            "attributes (and buffers), so scale is neither in model.parameters(), where the "
+            "optimizer looks, nor in state_dict()."
+        ),
+    ),
+    Misconception(
+        exercise_id="10.fix_scaler",
+        label="plain tensor added to the optimizer by hand",
+        build_answer=lambda: _trained_scale("added by hand"),
+        message=(
+            "scale learns now, but only because you handed it to the optimizer yourself: the "
+            "module still does not know it, so it is missing from state_dict() (a saved model "
+            "loses it) and from model.parameters(), and .to() would not move it. Register it "
+            "as an nn.Parameter instead."
         ),
     ),
     # --- 10.standardize_buffers ---

@@ -1,0 +1,134 @@
+"""One answer format per kind (issue 12): a right value in the wrong form fails with a message
+that rewrites the learner's own answer, and never tells whether it was right."""
+
+import pytest
+import torch
+
+from course_helpers.checking import check, collect, judge
+from course_helpers.exercises import catalog, get
+from course_helpers.exercises.model import Exercise
+
+TUPLE_PREDICTIONS = [
+    e.id
+    for e in catalog()
+    if e.kind == "choice" and e.options is None and isinstance(e.reference, tuple)
+]
+
+
+def test_the_tuple_predictions_are_the_ones_the_issue_names():
+    named = {"03.permute_shape", "03.permute_stride", "03.quiz_stride", "03.quiz_stack_shape"}
+    named |= {"05.quiz_vjp_shape", "09.grad_has_graph", "10.state_dict_keys"}
+    named |= {"11.loader_batches", "12.broadcast_shape"}
+    assert named <= set(TUPLE_PREDICTIONS)
+    assert any(i.startswith("04.") for i in TUPLE_PREDICTIONS)
+
+
+@pytest.mark.parametrize("exercise_id", TUPLE_PREDICTIONS)
+def test_a_list_fails_with_the_learners_items_in_round_brackets(exercise_id):
+    right = get(exercise_id).reference
+    for items in (list(right), list(reversed(right))):  # right or wrong: the same message
+        result = check(exercise_id, items)
+        assert result.status == "failed"
+        mine = tuple(items)
+        assert result.message == (
+            f"Your answer is a list, {items}: answer with a tuple (round brackets), e.g. {mine!r}."
+        )
+    assert check(exercise_id, tuple(right)).passed
+
+
+def test_a_torch_size_is_a_tuple():
+    assert check("03.permute_shape", torch.Size([5, 3, 2, 4])).passed
+    assert check("12.broadcast_shape", torch.empty(256, 256).shape).passed
+
+
+@pytest.mark.parametrize("text", ["float32", "torch.float32", "float64", "torch.int8"])
+def test_a_dtype_as_a_string_fails_and_is_rewritten_as_the_dtype(text):
+    result = check("02.predict_promotion", text)
+    assert result.status == "failed"
+    name = text.removeprefix("torch.")
+    assert result.message == (
+        f"Your answer is the string {text!r}: answer with the dtype itself, torch.{name} "
+        "(no quotes)."
+    )
+
+
+def test_a_string_that_is_no_dtype_says_so_without_naming_the_answer():
+    result = check("02.predict_promotion", "floaty")
+    assert "'floaty', which is not a dtype name" in result.message
+    assert "float32" not in result.message
+    assert check("02.predict_promotion", torch.float32).passed
+
+
+@pytest.mark.parametrize(
+    ("exercise_id", "tensor", "shown"),
+    [
+        ("02.uint8_wrap", torch.tensor(246, dtype=torch.uint8), "246"),
+        ("02.uint8_wrap", torch.tensor([10]), "10"),
+        ("06.predict_loop_grad", torch.tensor(12.0), "12.0"),
+        ("08.quiz_version", torch.tensor(5), "5"),
+    ],
+)
+def test_a_one_element_tensor_gets_one_clean_message(exercise_id, tensor, shown):
+    result = check(exercise_id, tensor)
+    assert result.status == "failed"
+    assert result.message == (
+        "Your answer is a tensor, but a Python number is expected: take the number out of it "
+        f"with .item() (for your tensor that gives {shown})."
+    )
+
+
+def test_a_larger_tensor_for_a_number_names_its_shape():
+    result = check("02.uint8_wrap", torch.tensor([1, 2]))
+    assert result.message == (
+        "Your answer is a tensor of shape (2,), but a single Python number is expected."
+    )
+
+
+# --------------------------------------------------------------------------- error exercises
+def test_the_stub_is_not_attempted_but_none_is_an_answer():
+    assert check("03.transpose_error", ...).status == "not_attempted"
+    result = check("03.transpose_error", None)
+    assert result.status == "failed"
+    assert "this code does raise one: run it and read the last line" in result.message
+    assert "IndexError" not in result.message
+
+
+@pytest.mark.parametrize("exercise", [e for e in catalog() if e.kind == "error"], ids=str)
+def test_none_never_names_the_class(exercise):
+    result = check(exercise.id, None)
+    assert result.status == "failed"
+    assert exercise.reference.__name__ not in result.message
+
+
+NO_ERROR = Exercise(
+    id="99.runs_fine",
+    title="Does it raise?",
+    lesson="99_tests",
+    kind="error",
+    build_reference=lambda: None,
+    hints=("Run it.", "Read the output."),
+    solution="answer = None",
+    explanations={"TypeError": "Both operands are tensors here."},
+)
+
+
+def _judge(exercise, answer):
+    return judge(exercise, collect(exercise, answer))
+
+
+def test_an_error_exercise_whose_answer_is_no_error():
+    assert _judge(NO_ERROR, None).passed
+    assert _judge(NO_ERROR, ...).status == "not_attempted"
+    wrong = _judge(NO_ERROR, TypeError)
+    assert wrong.status == "failed" and "Both operands are tensors here." in wrong.message
+    assert _judge(NO_ERROR, ValueError).status == "failed"
+    said = _judge(NO_ERROR, "None")
+    assert said.status == "failed" and "answer None itself (no quotes)" in said.message
+    assert _judge(NO_ERROR, "TypeError").status == "failed"
+    assert _judge(NO_ERROR, 3).status == "failed"
+
+
+def test_an_error_answered_as_a_string_is_rewritten_as_the_class():
+    result = check("03.transpose_error", "typeerror")
+    assert result.status == "failed"
+    assert "the string 'typeerror': answer with the class itself, e.g. TypeError" in result.message

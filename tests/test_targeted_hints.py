@@ -1,0 +1,85 @@
+"""The first hint after a diagnosed mistake addresses that mistake (issue 12); the tiers
+follow unchanged, and the solution still comes only when asked for."""
+
+import pytest
+import torch
+
+from course_helpers import misconceptions
+from course_helpers.checking import check
+from course_helpers.exercises import get
+from course_helpers.hints import hint, next_hint, reset_hints
+
+
+@pytest.fixture(autouse=True)
+def _fresh_counter():
+    reset_hints()
+    yield
+    reset_hints()
+
+
+def _entry(exercise_id, label):
+    return next(m for m in misconceptions.for_exercise(exercise_id) if m.label == label)
+
+
+def test_after_a_catalogued_mistake_the_first_hint_is_about_it():
+    entry = _entry("03.permute_shape", "inverse permutation")
+    check("03.permute_shape", entry.build_answer())
+    first = next_hint("03.permute_shape")
+    assert str(first).startswith("Hint for 03.permute_shape: about your last answer")
+    assert entry.hint_text in str(first)
+    assert "again for hint 1/" in str(first) and not first.is_last
+    tiers = get("03.permute_shape").hints
+    second = next_hint("03.permute_shape")
+    assert str(second).startswith(f"Hint 1/{len(tiers)} for 03.permute_shape\n{tiers[0]}")
+
+
+def test_without_a_diagnosed_mistake_the_tiers_come_as_before():
+    check("03.permute_shape", (1, 2, 3, 4))  # wrong, but no catalogued mistake
+    tiers = get("03.permute_shape").hints
+    assert str(next_hint("03.permute_shape")).startswith(f"Hint 1/{len(tiers)}")
+
+
+def test_a_right_answer_or_another_check_clears_the_pending_mistake():
+    entry = _entry("03.permute_shape", "inverse permutation")
+    check("03.permute_shape", entry.build_answer())
+    check("03.permute_shape", (5, 3, 2, 4))
+    assert str(next_hint("03.permute_shape")).startswith("Hint 1/")
+
+
+def test_the_same_mistake_is_addressed_once_and_a_new_one_again():
+    entry = _entry("03.permute_shape", "inverse permutation")
+    check("03.permute_shape", entry.build_answer())
+    assert "about your last answer" in str(next_hint("03.permute_shape"))
+    check("03.permute_shape", entry.build_answer())  # the same mistake again
+    assert str(next_hint("03.permute_shape")).startswith("Hint 1/")
+    other = [m for m in misconceptions.for_exercise("03.permute_shape") if m is not entry][0]
+    check("03.permute_shape", other.build_answer())
+    shown = str(next_hint("03.permute_shape"))
+    assert "about your last answer" in shown and other.hint_text in shown
+    assert "again for hint 2/" in shown  # the tiers go on where they were
+
+
+def test_a_forbidden_pattern_is_what_the_first_hint_addresses():
+    def predict(weight, inputs):
+        with torch.no_grad():
+            return inputs @ weight.data
+
+    result = check("07.predict_no_grad", predict)
+    assert result.status == "failed"
+    shown = str(next_hint("07.predict_no_grad"))
+    assert "about your last answer" in shown and "`.data`" in shown
+
+
+def test_the_solution_still_needs_solution_true():
+    entry = _entry("03.permute_shape", "inverse permutation")
+    check("03.permute_shape", entry.build_answer())
+    exercise = get("03.permute_shape")
+    for _ in range(len(exercise.hints) + 2):
+        assert exercise.solution.strip() not in str(hint("03.permute_shape"))
+    assert exercise.solution.strip() in str(hint("03.permute_shape", solution=True))
+
+
+def test_a_demo_check_leaves_the_hints_alone():
+    entry = _entry("03.permute_shape", "inverse permutation")
+    check("03.permute_shape", entry.build_answer(), demo=True)
+    assert str(next_hint("03.permute_shape")).startswith("Hint 1/")
