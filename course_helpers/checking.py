@@ -386,6 +386,10 @@ def judge(exercise, submission: dict) -> dx.Diagnosis:
             verdict = _with_method_note(exercise, submission["method"], verdict)
         return verdict
     except Exception as err:
+        from course_helpers.redact import ReferenceHidden
+
+        if isinstance(err, ReferenceHidden):  # a graded kernel: recorded, judged by the grader
+            return dx.Diagnosis("error", str(err))
         return dx.Diagnosis("error", _checker_failed(err))
 
 

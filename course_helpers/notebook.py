@@ -58,10 +58,25 @@ def setup_notebook(
         compact_tracebacks()
     if deterministic:
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-        torch.use_deterministic_algorithms(True, warn_only=True)
+        _deterministic_algorithms(torch)
         torch.backends.cudnn.benchmark = False
     try:
         return get_device()
     except CourseError as err:
         sys.stderr.write(f"Warning: {err}\nThis notebook continues on the CPU.\n")
         return torch.device("cpu")
+
+
+def _deterministic_algorithms(torch) -> None:
+    """``torch.use_deterministic_algorithms(True, warn_only=True)`` for eager code.
+
+    The public function also imports ``torch._inductor`` (for ``torch.compile``, which the
+    course does not use) and with it dynamo and sympy: about 2 s at the start of every
+    notebook. Its eager-mode effect is this one call; the public function is used when the
+    private one is gone or when inductor is already loaded (someone compiles).
+    """
+    private = getattr(torch._C, "_set_deterministic_algorithms", None)
+    if private is None or "torch._inductor" in sys.modules:
+        torch.use_deterministic_algorithms(True, warn_only=True)
+    else:
+        private(True, warn_only=True)

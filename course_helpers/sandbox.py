@@ -1,8 +1,9 @@
 """Run one submission's worker isolated: bubblewrap when it works here, resource limits always.
 
 With ``bwrap`` (Debian package ``bubblewrap``) the worker sees the whole file system
-read-only (the course package and its references included), a private ``/tmp``, only its
-own writable work folder, no submissions folder, no network, and its own PID namespace:
+read-only, a private ``/tmp``, only its own writable work folder, no submissions folder, no
+answer keys (the exercises package without references or solutions, no ``solutions/``
+notebooks, no git history), no network, and its own PID namespace:
 when it ends, every process it started ends with it. Without it, the worker runs as a plain
 child in its own session (killed as a group afterwards) and :func:`isolation` says what is
 not isolated. Limits (memory, CPU time, processes, file size) are set with ``setrlimit`` in
@@ -53,12 +54,13 @@ def isolation(use_sandbox: bool = True) -> str:
     """One line saying how submissions are isolated (shown at the start of every batch)."""
     if use_sandbox and bwrap_works():
         return (
-            "isolation: bubblewrap (read-only file system, own /tmp and work folder, no network, "
-            "own PID namespace) plus memory/CPU/process/file-size limits"
+            "isolation: bubblewrap (read-only file system, own /tmp and work folder, answer keys "
+            "hidden, no network, own PID namespace) plus memory/CPU/process/file-size limits"
         )
     return (
         "WARNING: NOT ISOLATED: bubblewrap (bwrap) is missing or cannot create namespaces here. "
-        "Submissions run as plain processes of this user: they can read other submissions, "
+        "Submissions run as plain processes of this user: they can read other submissions "
+        "and the reference answers, "
         "reach the network, write anywhere this user may (the course package is checked and "
         "restored after each one), and signal this user's processes. Only the memory/CPU/"
         "process/file-size limits and killing each one's process group apply."
@@ -73,11 +75,43 @@ def command(argv: list[str], work: Path, hide: list[Path], use_sandbox: bool = T
     wrapped = [shutil.which("bwrap") or "bwrap", *_BASE]
     for folder in _code_under_tmp():
         wrapped += ["--ro-bind", folder, folder]
+    wrapped += answer_keys_hidden()
     for folder in hide:
         wrapped += ["--tmpfs", str(Path(folder).resolve())]
     work = str(Path(work).resolve())
     wrapped += ["--bind", work, work, "--chdir", work, "--setenv", "HOME", work]
     return wrapped + ["--", *argv]
+
+
+def answer_keys_hidden() -> list[str]:
+    """bubblewrap arguments that hide the answer keys from the submission: the exercises
+    package is replaced by a copy without references or solutions (see
+    :mod:`course_helpers.redact`), and the checkout's ``solutions/`` notebooks and its git
+    history (which holds every version of both) by empty folders."""
+    package = Path(__file__).resolve().parent
+    arguments = ["--ro-bind", str(_redacted_exercises()), str(package / "exercises")]
+    checkout = package.parent
+    if (checkout / "solutions").is_dir():
+        arguments += ["--tmpfs", str(checkout / "solutions")]
+    git = checkout / ".git"
+    if git.is_dir():
+        arguments += ["--tmpfs", str(git)]
+    elif git.exists():  # a worktree's .git file names where its history is
+        arguments += ["--ro-bind", "/dev/null", str(git)]
+    return arguments
+
+
+@functools.lru_cache(maxsize=1)
+def _redacted_exercises() -> Path:
+    """The redacted copy, written once per grading process (removed when it exits)."""
+    import atexit
+    import tempfile
+
+    from course_helpers.redact import write_redacted_exercises
+
+    folder = Path(tempfile.mkdtemp(prefix="course-answer-keys-hidden-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return write_redacted_exercises(folder / "exercises")
 
 
 def _code_under_tmp() -> list[str]:

@@ -25,24 +25,24 @@ def why_unavailable() -> str | None:
     return None
 
 
-def require_browser() -> None:
-    """Skip the calling test module (with the reason) when Chromium or playwright is missing,
-    or fail it when ``COURSE_REQUIRE_BROWSER=1`` (set by .ci/run)."""
+def require_browser(whole_module: bool = True) -> None:
+    """Skip the calling test module (``whole_module``) or test, with the reason, when Chromium
+    or playwright is missing, or fail it when ``COURSE_REQUIRE_BROWSER=1`` (set by .ci/run)."""
     reason = why_unavailable()
     if reason:
         if os.environ.get("COURSE_REQUIRE_BROWSER") == "1":
             raise RuntimeError(f"browser tests are required here but cannot run: {reason}")
-        pytest.skip(f"BROWSER TESTS SKIPPED: {reason}", allow_module_level=True)
+        pytest.skip(f"BROWSER TESTS SKIPPED: {reason}", allow_module_level=whole_module)
 
 
 def _notebooks(*folders: str) -> list[str]:
     return sorted(str(p.relative_to(ROOT)) for d in folders for p in (ROOT / d).glob("*.ipynb"))
 
 
-# Exercise notebooks are stored without outputs: they run in the page. Lessons and solutions
-# are stored with the outputs nbval checks: the page shows those (re-running them here
-# would repeat nbval's work at browser speed).
-EXERCISE_NOTEBOOKS = _notebooks("exercises")
+# Lessons and solutions are stored with the outputs nbval checks: the page shows those
+# (re-running them here would repeat nbval's work at browser speed). Exercise notebooks are
+# stored without outputs: tests/test_exercise_notebooks.py runs each once and the page
+# shows that run's outputs.
 STORED_NOTEBOOKS = _notebooks("notebooks", "solutions")
 
 APP_READY = """() => {
@@ -185,10 +185,24 @@ def _assert_renders_everything(page, cells, relative: str, live: bool) -> None:
         assert not any(re.search(r"Not yet|\bError\b|Not attempted", t) for t in texts), (
             f"{relative}: a reference solution did not pass its check"
         )
-    if relative.startswith("exercises/"):
+    if relative.startswith(("exercises/", "executed/exercises/")):
         assert texts and all(re.search(r"not attempted", t, re.I) for t in texts), (
             f"{relative}: an untouched exercise should say 'not attempted'"
         )
+
+
+def assert_stored_outputs_render(page, relative: str) -> None:
+    """The notebook open in ``page`` shows its stored outputs: no unexpected error, every
+    expected one, every picture, and every widget output shows its text or HTML form (the
+    notebook is untrusted and no kernel drives its widgets)."""
+    page.wait_for_function(RENDERED, timeout=60_000, polling=200)
+    cells = page.evaluate(CELL_REPORT)
+    screenshot(page, relative)
+    _assert_renders_everything(page, cells, relative, live=False)
+    for c in cells:
+        if _mime_count([c], "application/vnd.jupyter.widget-view+json"):
+            shown = _cell(page, c["index"]).locator(".jp-OutputArea").inner_text().strip()
+            assert shown, f"{relative}: cell {c['index']}'s widget output shows nothing"
 
 
 def _first_value_exercise(relative: str):

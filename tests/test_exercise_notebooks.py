@@ -1,4 +1,10 @@
-"""Every generated exercise notebook runs top to bottom, and every check says "not attempted"."""
+"""Every generated exercise notebook runs top to bottom, every check says "not attempted",
+and the run's outputs render in JupyterLab.
+
+Each notebook is executed once, headless (this is the test that machines without Chromium
+run too); the browser test then opens that very run in the page instead of running the
+notebook a second time there.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +17,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISES = sorted((ROOT / "exercises").glob("*.ipynb"))
+IDS = [p.name for p in EXERCISES]
+
+_executed: dict[str, nbformat.NotebookNode] = {}  # name -> this session's run of it
 
 
 def _text(output) -> str:
@@ -19,18 +28,34 @@ def _text(output) -> str:
     return output.get("data", {}).get("text/plain", "")
 
 
-@pytest.mark.parametrize("path", EXERCISES, ids=[p.name for p in EXERCISES])
-def test_untouched_exercise_notebook_runs_and_reports_not_attempted(path, monkeypatch):
-    from nbclient import NotebookClient
+def _run(path: Path) -> nbformat.NotebookNode:
+    """The notebook after a headless Run All (raises on any error outside raises-exception
+    cells); once per session."""
+    if path.name not in _executed:
+        from nbclient import NotebookClient
 
+        nb = nbformat.read(path, as_version=4)
+        NotebookClient(
+            nb,
+            timeout=300,
+            kernel_name="python3",
+            shutdown_kernel="immediate",
+            resources={"metadata": {"path": str(path.parent)}},
+        ).execute()
+        _executed[path.name] = nb
+    return _executed[path.name]
+
+
+@pytest.fixture
+def course_env(monkeypatch):
     monkeypatch.setenv("COURSE_PROGRESS", "off")
     monkeypatch.setenv("COURSE_STRICT", "0")
     monkeypatch.setenv("OMP_NUM_THREADS", os.environ.get("OMP_NUM_THREADS", "1"))
-    nb = nbformat.read(path, as_version=4)
-    NotebookClient(
-        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
-    ).execute()  # raises CellExecutionError on any error outside raises-exception cells
 
+
+@pytest.mark.parametrize("path", EXERCISES, ids=IDS)
+def test_untouched_exercise_notebook_runs_and_reports_not_attempted(path, course_env):
+    nb = _run(path)
     checks = [c for c in nb.cells if c.cell_type == "code" and re.search(r"\bcheck\(", c.source)]
     assert len(checks) >= 6, f"{path.name}: an exercise notebook needs at least 6 checks"
     for cell in checks:
@@ -41,3 +66,21 @@ def test_untouched_exercise_notebook_runs_and_reports_not_attempted(path, monkey
         assert not re.search(r"\bpassed\b", text, re.I), (
             f"{path.name}: a stub passed:\n{cell.source}"
         )
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("path", EXERCISES, ids=IDS)
+def test_the_run_renders_in_jupyterlab(path, course_env, request):
+    """The headless run above, as the page shows it: no unexpected error, every expected one,
+    every widget output and picture shown, every check "not attempted"."""
+    from browser_support import assert_stored_outputs_render, opened, require_browser
+
+    require_browser(whole_module=False)
+    nb = _run(path)  # already run above in this session, unless this test runs alone
+    lab = request.getfixturevalue("lab")
+    relative = f"executed/exercises/{path.name}"
+    target = lab.workdir / "course" / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, target)
+    with opened(request.getfixturevalue("lab_page"), relative) as page:
+        assert_stored_outputs_render(page, relative)

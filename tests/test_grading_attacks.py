@@ -95,17 +95,53 @@ def test_records_written_into_grading_folders_count_for_nothing(batch):
     assert any("COURSE_GRADING_DIR" in reason for reason in nb["review"])
 
 
-def test_reading_the_reference_is_flagged_for_review(batch):
-    # the references live in the learner's kernel: copying one cannot be told from
-    # computing it, so this earns the point; what the grader guarantees is the flag
+def test_reading_the_reference_earns_nothing_and_is_flagged_for_review(batch):
+    # in the sandbox the kernel's exercises package has no references (course_helpers.redact)
     nb = batch["by_name"]["reads_reference"]
+    assert points(nb, "00.first_tensor")["points"] == (0 if sandbox.bwrap_works() else 1)
     assert any("reference" in reason for reason in nb["review"])
+
+
+@pytest.mark.skipif(not sandbox.bwrap_works(), reason="needs bubblewrap (apt install bubblewrap)")
+def test_the_sandbox_shows_no_answer_keys(tmp_path):
+    probe = """
+import pathlib, sys
+from course_helpers.exercises import get
+from course_helpers.redact import ReferenceHidden
+try:
+    get("01.every_other_column").reference
+except ReferenceHidden:
+    print("reference hidden")
+print("solution:", repr(get("01.every_other_column").solution))
+package = pathlib.Path(sys.argv[1])
+print("source has it:", "x[:, ::2]" in (package / "exercises" / "lesson01.py").read_text())
+for name in ("solutions", ".git"):
+    folder = package.parent / name
+    print(name, "empty:", not folder.is_dir() or not any(folder.iterdir()))
+"""
+    package = Path(sandbox.__file__).resolve().parent
+    assert "x[:, ::2]" in (package / "exercises" / "lesson01.py").read_text()  # outside: there
+    done = subprocess.run(
+        sandbox.command([sys.executable, "-c", probe, str(package)], tmp_path, []),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.stdout.splitlines() == [
+        "reference hidden",
+        "solution: ''",
+        "source has it: False",
+        "solutions empty: True",
+        ".git empty: True",
+    ], done.stderr
 
 
 def test_guessing_options_shows_attempts_and_first_attempt(batch):
     nb = batch["by_name"]["guesses_options"]
     guessed = points(nb, "00.how_to_run")
-    assert (guessed["attempts"], guessed["first_attempt"]) == (3, "failed")
+    # in the sandbox check() has no answer key to say "passed" with, so the loop tries all 4
+    tries = 4 if sandbox.bwrap_works() else 3
+    assert (guessed["attempts"], guessed["first_attempt"]) == (tries, "failed")
 
 
 def test_first_attempt_option_gives_guessing_no_credit(tmp_path):

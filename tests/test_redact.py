@@ -1,0 +1,61 @@
+"""The exercise catalogue that graded kernels see: every exercise, no answer keys."""
+
+import importlib.util
+import inspect
+
+import pytest
+
+from course_helpers import redact
+from course_helpers.exercises import catalog
+
+LESSONS = sorted(redact.SOURCE.glob("lesson*.py"))
+
+
+@pytest.fixture(scope="module")
+def redacted(tmp_path_factory):
+    folder = redact.write_redacted_exercises(tmp_path_factory.mktemp("keys") / "exercises")
+    modules = {}
+    for path in sorted(folder.glob("lesson*.py")):
+        spec = importlib.util.spec_from_file_location(f"redacted_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        modules[path.stem] = (module, path.read_text())
+    return modules
+
+
+def test_every_lesson_module_is_copied(redacted):
+    assert sorted(redacted) == [p.stem for p in LESSONS]
+
+
+def test_the_same_exercises_remain_without_references_or_solutions(redacted):
+    for exercise in catalog():
+        module, _ = redacted[f"lesson{exercise.id[:2]}"]
+        twin = next(e for e in module.EXERCISES if e.id == exercise.id)
+        assert (twin.kind, twin.hints, twin.cases is None) == (
+            exercise.kind,
+            exercise.hints,
+            exercise.cases is None,
+        )
+        assert twin.solution == ""
+        with pytest.raises(redact.ReferenceHidden, match="not available while a notebook"):
+            twin.build_reference()
+
+
+def test_reference_functions_are_gone_from_the_source(redacted):
+    checked = 0
+    for exercise in catalog():
+        reference = exercise.reference
+        if exercise.kind != "function" or reference.__qualname__ != reference.__name__:
+            continue  # closures (e.g. 11.evaluate's probe) are covered by their inner function
+        _, text = redacted[f"lesson{exercise.id[:2]}"]
+        assert inspect.getsource(reference).strip() not in text, exercise.id
+        assert f"def {reference.__name__}(" not in text, exercise.id
+        checked += 1
+    assert checked >= 10
+
+
+def test_what_the_kernel_needs_to_record_an_answer_stays(redacted):
+    module, text = redacted["lesson13"]
+    assert callable(module.run_on_two_ranks)  # imported by lesson 13's exercise notebook
+    module, _ = redacted["lesson11"]
+    assert callable(module.probe)
