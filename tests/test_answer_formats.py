@@ -93,7 +93,9 @@ def test_the_stub_is_not_attempted_but_none_is_an_answer():
     assert "IndexError" not in result.message
 
 
-@pytest.mark.parametrize("exercise", [e for e in catalog() if e.kind == "error"], ids=str)
+@pytest.mark.parametrize(
+    "exercise", [e for e in catalog() if e.kind == "error"], ids=lambda e: e.id
+)
 def test_none_never_names_the_class(exercise):
     result = check(exercise.id, None)
     assert result.status == "failed"
