@@ -404,7 +404,7 @@ def _with_method_note(exercise, record, verdict: dx.Diagnosis) -> dx.Diagnosis:
     """A right value reached by a method the task forbids does not pass."""
     from course_helpers.method_checks import verdict_note
 
-    note = verdict_note(exercise, record)
+    note = verdict_note(exercise, record, values_right=verdict.passed)
     if not note:
         return verdict
     if verdict.passed:

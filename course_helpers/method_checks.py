@@ -91,8 +91,10 @@ def inspect_answer(exercise, answer: Any) -> dict:
     return record
 
 
-def verdict_note(exercise, record: Any) -> str:
-    """What the method record says is wrong ("" when nothing is, or nothing was checked)."""
+def verdict_note(exercise, record: Any, values_right: bool = True) -> str:
+    """What the method record says is wrong ("" when nothing is, or nothing was checked).
+    A required method that is missing is named only when the values are right: for a wrong
+    value it is not the first thing to fix (and "gives the same result" would be untrue)."""
     if not isinstance(record, dict):
         return ""
     notes = []
@@ -101,7 +103,7 @@ def verdict_note(exercise, record: Any) -> str:
             notes.append(
                 f"Your code uses {_shown(pattern)}: {WHY.get(pattern, 'the task forbids it.')}"
             )
-    for pattern in list(record.get("missing", []) or []):
+    for pattern in list(record.get("missing", []) or []) if values_right else []:
         if pattern in exercise.require:
             text = WHY.get(pattern, f"the task asks for {_shown(pattern)}.")
             notes.append(text[:1].upper() + text[1:])

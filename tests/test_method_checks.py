@@ -166,3 +166,17 @@ def test_every_declared_pattern_has_a_reason_and_is_valid():
         for pattern in ex.forbid + ex.require:
             assert method_checks.valid_pattern(pattern), (ex.id, pattern)
             assert pattern in method_checks.WHY, (ex.id, pattern)
+
+
+def test_a_missing_required_method_is_named_only_when_the_values_are_right():
+    # "numbers typed by hand give the same grid" is true of a right grid, not of a wrong one
+    ex = get("01.arange_grid")
+    found = {"checked": True, "where": "answer cell", "found": [], "missing": ["call:arange"]}
+    right = collect(ex, torch.arange(12).reshape(3, 4)) | {"method": dict(found, graph_ops=None)}
+    wrong = collect(ex, torch.zeros(3, 4, dtype=torch.int64)) | {
+        "method": dict(found, graph_ops=None)
+    }
+    assert "torch.arange" in judge(ex, right).message
+    assert judge(ex, right).status == "failed"
+    assert judge(ex, wrong).status == "failed"
+    assert "torch.arange" not in judge(ex, wrong).message
