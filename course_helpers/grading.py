@@ -60,7 +60,7 @@ class ExerciseGrade:
 @dataclass
 class NotebookGrade:
     path: str
-    run: str  # "completed", "timed out", "kernel died", "could not run: ..."
+    run: str  # "completed", "timed out", "kernel died (...)", "could not run: ..."
     exercises: list[ExerciseGrade] = field(default_factory=list)
     review: list[str] = field(default_factory=list)  # reasons to look at it ("needs review")
 
@@ -144,12 +144,17 @@ _DUMP_CELL = (
 )
 
 
+MAX_RESTARTS = 2  # kernels a notebook may kill before the rest of it is given up
+
+
 def run_notebook(notebook, folder: Path, record_dir: Path, timeout: int, kernel: str) -> str:
     """Execute ``notebook`` in a fresh kernel, then collect its answers into ``record_dir``.
 
     ``check`` keeps the answers in the kernel's memory; one extra cell, sent only after the
     notebook's own cells ran, writes them into ``record_dir``, a folder with a random name
     that this cell creates (so no earlier cell knows where it will be, or can pre-fill it).
+    A cell that kills its kernel is skipped: a new kernel runs the notebook again without it
+    (up to ``MAX_RESTARTS`` times), so the answers in the other cells still count.
     """
     import nbformat
     from nbclient import NotebookClient
@@ -157,30 +162,51 @@ def run_notebook(notebook, folder: Path, record_dir: Path, timeout: int, kernel:
 
     env = dict(os.environ)
     env.update({GRADING_ENV: "1", STRICT_ENV: "0", "COURSE_PROGRESS": "off"})
-    notebook = nbformat.from_dict(notebook)  # a copy: the extra cell never reaches the caller
-    notebook.cells.append(nbformat.v4.new_code_cell(_DUMP_CELL.format(path=str(record_dir))))
-    client = NotebookClient(
-        notebook,
-        timeout=timeout,
-        kernel_name=kernel,
-        allow_errors=True,
-        interrupt_on_timeout=True,
-        shutdown_kernel="immediate",
-        resources={"metadata": {"path": str(folder)}},
-    )
-    try:
-        client.execute(env=env)
-    except CellTimeoutError:
-        return "timed out"
-    except DeadKernelError:
-        return "kernel died"
+    source = nbformat.from_dict(notebook)  # a copy: the extra cell never reaches the caller
+    source.cells.append(nbformat.v4.new_code_cell(_DUMP_CELL.format(path=str(record_dir))))
+    crashed: list[int] = []  # numbers (from 1) of the code cells that killed a kernel
+    while True:
+        notebook = nbformat.from_dict(source)
+        client = NotebookClient(
+            notebook,
+            timeout=timeout,
+            kernel_name=kernel,
+            allow_errors=True,
+            interrupt_on_timeout=True,
+            shutdown_kernel="immediate",
+            resources={"metadata": {"path": str(folder)}},
+        )
+        running = 0
+        try:
+            with client.setup_kernel(env=env):
+                code = [i for i, c in enumerate(notebook.cells) if c.cell_type == "code"]
+                for running, index in enumerate(code, start=1):
+                    if running not in crashed:
+                        client.execute_cell(notebook.cells[index], index)
+        except CellTimeoutError:
+            return "timed out"
+        except DeadKernelError:
+            crashed.append(running)
+            if len(crashed) > MAX_RESTARTS or running == len(code):
+                return _died(crashed, gave_up=True)
+            continue
+        break
     interrupted = any(
         output.get("ename") == "KeyboardInterrupt"
         for cell in notebook.cells
         if cell.cell_type == "code"
         for output in cell.get("outputs", [])
     )
-    return "timed out" if interrupted else "completed"
+    if interrupted:
+        return "timed out"
+    return _died(crashed, gave_up=False) if crashed else "completed"
+
+
+def _died(crashed: list[int], gave_up: bool) -> str:
+    cells = ", ".join(str(n) for n in crashed)
+    if gave_up:
+        return f"kernel died (code cell {cells}): no answers"
+    return f"kernel died (code cell {cells}; run again without it, other answers kept)"
 
 
 _SUSPECT_NAMES = {
@@ -374,7 +400,9 @@ def _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide) -
         preexec_fn=sandbox.preexec(limits or sandbox.Limits()),
     )
     try:
-        out, _ = process.communicate(token.encode() + b"\n", timeout=timeout * cells + 120)
+        out, _ = process.communicate(
+            token.encode() + b"\n", timeout=timeout * cells * (1 + MAX_RESTARTS) + 120
+        )
     except subprocess.TimeoutExpired:
         out, status = b"", "timed out"
     else:
