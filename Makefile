@@ -19,7 +19,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 # ../exercises/ and ../solutions/ and the README's course map all open in JupyterLab.
 # JUPYTER_CONFIG_PATH adds .jupyter/ to Jupyter's config folders (yours still count): its
 # labconfig/default_setting_overrides.json makes JupyterLab save widget state with the
-# notebook (see docs/widgets.md); a setting you choose yourself still wins.
+# notebook (see docs/learner-journey.md); a setting you choose yourself still wins.
 lab: setup
 	$(BIN)/python -m course_helpers doctor || true
 	env JUPYTER_CONFIG_PATH="$(CURDIR)/.jupyter" $(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" notebooks/00_start_here.ipynb $(LAB_ARGS)

@@ -1,13 +1,18 @@
-"""Grading throughput: N copies of the lesson 01 exercise notebook, graded as one batch.
+"""Grading throughput: N copies of one notebook, graded as one batch.
 
-``python benchmarks/bench_grading.py [--count N] [--jobs J] [--no-sandbox]`` prints the
-wall time, notebooks per minute and seconds per notebook. Each copy runs in its own worker
-and kernel (bubblewrap-isolated where it works), exactly as ``python -m course_helpers grade``.
+``python benchmarks/bench_grading.py [--count N] [--jobs J] [--source NB] [--no-sandbox]``
+prints the wall time, notebooks per minute and seconds per notebook. The default source is
+``solutions/01_tensors.ipynb``: a notebook with every exercise answered, so every check
+(functions called on all their test inputs included) is judged, as for a finished
+submission; ``--source exercises/01_tensors.ipynb`` grades untouched copies. Each copy runs
+in its own worker and kernel (bubblewrap-isolated where it works), exactly as
+``python -m course_helpers grade``.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import os
 import shutil
 import subprocess
@@ -17,11 +22,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE = ROOT / "exercises" / "01_tensors.ipynb"
+SOURCE = ROOT / "solutions" / "01_tensors.ipynb"
 
 
-def measure(count: int, jobs: int, sandbox: bool = True) -> dict:
-    source = SOURCE
+def measure(count: int, jobs: int, sandbox: bool = True, source: Path = SOURCE) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
         subs = Path(tmp) / "subs"
         subs.mkdir()
@@ -34,11 +38,15 @@ def measure(count: int, jobs: int, sandbox: bool = True) -> dict:
         start = time.perf_counter()
         subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         seconds = time.perf_counter() - start
-        rows = (Path(tmp) / "book.csv").read_text().count("\n") - 1
+        with open(Path(tmp) / "book.csv", newline="") as f:
+            book = list(csv.DictReader(f))
+        rows = len(book)
+        full = sum(1 for row in book if row["score"] == row["max_score"])
     return {
         "notebook": source.name,
         "count": count,
         "graded": rows,
+        "full_marks": full,
         "jobs": jobs,
         "seconds": seconds,
         "per_minute": 60 * count / seconds,
@@ -50,11 +58,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=200)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--source", type=Path, default=SOURCE)
     parser.add_argument("--no-sandbox", action="store_true")
     args = parser.parse_args()
-    r = measure(args.count, args.jobs, not args.no_sandbox)
+    r = measure(args.count, args.jobs, not args.no_sandbox, args.source.resolve())
     print(
-        f"{r['graded']}/{r['count']} copies of {r['notebook']} with --jobs {r['jobs']}: "
+        f"{r['graded']}/{r['count']} copies of {r['notebook']} graded "
+        f"({r['full_marks']} with full marks) with --jobs {r['jobs']}: "
         f"{r['seconds']:.1f} s, {r['per_minute']:.1f} notebooks/min, "
         f"{r['per_notebook']:.2f} s per notebook"
     )

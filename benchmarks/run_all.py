@@ -94,7 +94,10 @@ STAGES = [
         + ["-m", "not browser", "tests"]
         + ["--ignore=tests/test_exercise_notebooks.py"],
     ),
-    ("exercise notebooks, headless (-n 2)", PYTEST + XDIST + ["tests/test_exercise_notebooks.py"]),
+    (
+        "exercise notebooks, headless (-n 2)",
+        PYTEST + XDIST + ["-m", "not browser", "tests/test_exercise_notebooks.py"],
+    ),
     ("nbval, lessons + solutions (-n 2)", PYTEST + XDIST + ["--nbval", "notebooks", "solutions"]),
     ("browser suite (one worker)", PYTEST + ["-m", "browser", "tests"]),
 ]
