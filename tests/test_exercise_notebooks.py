@@ -84,3 +84,37 @@ def test_the_run_renders_in_jupyterlab(path, course_env, request):
     nbformat.write(nb, target)
     with opened(request.getfixturevalue("lab_page"), relative) as page:
         assert_stored_outputs_render(page, relative)
+
+
+def _numbers(reference) -> list[float]:
+    import torch
+
+    if isinstance(reference, torch.Tensor) and reference.is_floating_point():
+        return [float(v) for v in reference.flatten().tolist()]
+    if isinstance(reference, float):
+        return [reference]
+    return []
+
+
+@pytest.mark.parametrize("path", EXERCISES, ids=IDS)
+def test_run_all_never_shows_the_answer_of_a_by_hand_exercise(path, course_env):
+    """Issue 12: Run All printed autograd's answer right under "work it out by hand". No
+    output from a by-hand or prediction exercise's check to the next heading may show it."""
+    from course_helpers.exercises import get
+
+    cells = _run(path).cells
+    for index, cell in enumerate(cells):
+        found = re.search(r"""\bcheck\(\s*["']([\w.]+)["']""", cell.source)
+        if cell.cell_type != "code" or not found:
+            continue
+        exercise = get(found.group(1))
+        numbers = [] if exercise.reveal_values else _numbers(exercise.reference)
+        shown = ""
+        for later in cells[index:]:
+            if later is not cell and later.cell_type == "markdown":
+                break
+            shown += "\n".join(_text(o) for o in later.get("outputs", []))
+        for number in numbers:
+            assert str(number) not in shown and f"{number:.4f}" not in shown, (
+                f"{path.name}: Run All shows {number}, an answer of {exercise.id}:\n{shown}"
+            )
