@@ -227,6 +227,10 @@ _SUSPECT_NAMES = {
     "system": "starts other processes",
 }
 _COURSE_MODULES = ("course_helpers.checking", "course_helpers.exercises", "course_helpers.records")
+# names honest code uses for its own variables (only `.reference` as an attribute is flagged)
+_COMMON_NAMES = {"modules", "reference"}
+# what the course's own exercise notebooks import from those modules (not internals)
+_NOTEBOOK_HELPERS = {"course_helpers.exercises.lesson13.run_on_two_ranks"}
 _TORCH_COMPARISONS = {"allclose", "equal", "isclose", "eq", "testing", "__eq__"}
 
 
@@ -260,7 +264,7 @@ def _suspect(node) -> str:
 
     if isinstance(node, ast.Attribute) and node.attr in _SUSPECT_NAMES:
         return _SUSPECT_NAMES[node.attr]
-    if isinstance(node, ast.Name) and node.id in _SUSPECT_NAMES and node.id != "modules":
+    if isinstance(node, ast.Name) and node.id in _SUSPECT_NAMES and node.id not in _COMMON_NAMES:
         return _SUSPECT_NAMES[node.id]
     if isinstance(node, ast.Constant) and node.value == "COURSE_GRADING_DIR":
         return _SUSPECT_NAMES["COURSE_GRADING_DIR"]
@@ -270,7 +274,7 @@ def _suspect(node) -> str:
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         module = getattr(node, "module", None) or ""
         names = [module] + [f"{module}.{a.name}" if module else a.name for a in node.names]
-        if any(n.startswith(_COURSE_MODULES) for n in names):
+        if any(n.startswith(_COURSE_MODULES) and n not in _NOTEBOOK_HELPERS for n in names[1:]):
             return "imports course internals"
     targets = []
     if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
@@ -279,8 +283,10 @@ def _suspect(node) -> str:
         targets = node.args[:2]
     for target in targets:
         text = ast.unparse(target)
-        if text.startswith(("torch.", "course_helpers", "check")) or any(
-            f".{name}" in text or text == name for name in _TORCH_COMPARISONS
+        if (
+            text == "check"
+            or text.startswith(("torch.", "course_helpers", "check."))
+            or any(f".{name}" in text or text == name for name in _TORCH_COMPARISONS)
         ):
             return f"replaces {text} (a monkeypatch of torch or the checker)"
         if isinstance(target, ast.Constant) and target.value in _TORCH_COMPARISONS:

@@ -230,6 +230,36 @@ def test_suspicious_code_is_flagged_per_cell():
     assert any(r.startswith("cell 4:") and "COURSE_GRADING_DIR" in r for r in reasons)
 
 
+def test_the_course_s_own_solutions_raise_no_flag():
+    # an instructor grading 300 copies of lesson 13 must not see 300 false alarms
+    import nbformat
+
+    from course_helpers.grading import SOLUTIONS, suspicious_code
+
+    flags = {
+        path.name: suspicious_code(nbformat.read(path, as_version=4))
+        for path in sorted(SOLUTIONS.glob("*.ipynb"))
+    }
+    assert len(flags) >= 13
+    assert {name: found for name, found in flags.items() if found} == {}
+
+
+def test_honest_names_are_not_flagged_but_the_attacks_still_are():
+    from course_helpers.grading import suspicious_code
+
+    nb = _notebook(
+        "def match_like(values, reference):\n    return values.to(reference.dtype)",
+        "checkpoint = {'step': 3}",
+        "from course_helpers.exercises.lesson13 import run_on_two_ranks",
+        "check = lambda *a: True",
+        "from course_helpers.exercises.lesson13 import EXERCISES",
+    )
+    reasons = suspicious_code(nb)
+    assert not any(r.startswith(("cell 1:", "cell 2:", "cell 3:")) for r in reasons), reasons
+    assert any(r.startswith("cell 4:") for r in reasons)
+    assert any(r.startswith("cell 5:") and "internals" in r for r in reasons)
+
+
 def test_csv_gradebook_has_a_column_per_exercise():
     from course_helpers.grading import to_csv
 
