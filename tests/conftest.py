@@ -17,6 +17,22 @@ def _isolated_course_env(monkeypatch, tmp_path):
     yield
 
 
+# The lesson-13 notebooks launch torchrun (three and five times, about 30 s each under nbval).
+# Collected last, one worker ran them alone at the end of `make test`; started first, the
+# many small items fill the other worker around them (pytest-xdist --dist loadfile with
+# --no-loadscope-reorder hands out files in this order).
+SLOW_NOTEBOOKS = (
+    "notebooks/13_distributed_data_parallel.ipynb::",
+    "solutions/13_distributed_data_parallel.ipynb::",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    slow = [item for item in items if item.nodeid.startswith(SLOW_NOTEBOOKS)]
+    if slow:
+        items[:] = slow + [item for item in items if not item.nodeid.startswith(SLOW_NOTEBOOKS)]
+
+
 def pytest_report_header(config):
     return f"course env: OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}"
 

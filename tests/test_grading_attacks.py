@@ -144,13 +144,6 @@ def test_guessing_options_shows_attempts_and_first_attempt(batch):
     assert (guessed["attempts"], guessed["first_attempt"]) == (tries, "failed")
 
 
-def test_first_attempt_option_gives_guessing_no_credit(tmp_path):
-    result = _grade(tmp_path, ["guesses_options"], "--first-attempt")
-    nb = result["by_name"]["guesses_options"]
-    assert nb["score"] == 0
-    assert points(nb, "00.how_to_run")["status"] == "failed"
-
-
 def test_editing_the_package_changes_no_later_verdict(batch):
     assert batch["package_intact"]
     assert points(batch["by_name"]["edits_package"], "00.first_tensor")["points"] == 0
@@ -181,18 +174,34 @@ def test_a_notebook_without_exercises_is_an_error(batch):
     assert nb["max_score"] == 0
 
 
-def test_without_the_sandbox_the_package_is_restored_and_others_unharmed(tmp_path):
+@pytest.fixture(scope="module")
+def unsandboxed(tmp_path_factory):
     # (no background forger here: without a PID namespace a detached process outlives its
-    # submission, which docs/grading.md states as a limit of running unsandboxed)
-    names = ["edits_package", "kills_parent", "victim"]
-    result = _grade(tmp_path, names, "--no-sandbox", "--jobs", "1")  # changes attributed exactly
+    # submission, which docs/grading.md states as a limit of running unsandboxed). The same
+    # run grades first attempts: there the kernel's check() can say "passed", so the guessing
+    # loop stops at the right option, and only --first-attempt denies it the point.
+    names = ["edits_package", "kills_parent", "victim", "guesses_options"]
+    tmp = tmp_path_factory.mktemp("unsandboxed")
+    # --jobs 1: a changed package is attributed to exactly the submission that changed it
+    return _grade(tmp, names, "--no-sandbox", "--jobs", "1", "--first-attempt")
+
+
+def test_without_the_sandbox_the_package_is_restored_and_others_unharmed(unsandboxed):
+    result = unsandboxed
     assert "NOT ISOLATED" in result["stderr"]
     assert result["package_intact"]
-    assert set(result["by_name"]) == set(names)
+    assert set(result["by_name"]) == {"edits_package", "kills_parent", "victim", "guesses_options"}
     edits = result["by_name"]["edits_package"]
     assert any("course package changed" in reason for reason in edits["review"])
     assert result["by_name"]["victim"]["score"] == 1
     assert result["by_name"]["kills_parent"]["score"] == 0
+
+
+def test_first_attempt_option_gives_guessing_no_credit(unsandboxed):
+    nb = unsandboxed["by_name"]["guesses_options"]
+    guessed = points(nb, "00.how_to_run")
+    assert (guessed["attempts"], guessed["first_attempt"]) == (3, "failed")  # it stopped at "b"
+    assert nb["score"] == 0 and guessed["status"] == "failed"
 
 
 def test_bubblewrap_is_used_where_it_works():
