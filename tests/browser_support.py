@@ -93,6 +93,22 @@ OPEN_IN_PAGE = """async (path) => {
   await w.context.ready;
 }"""
 
+# The same, without a kernel: a notebook opened to read its stored outputs runs no code, so
+# starting (and then shutting down) a kernel for it was pure cost. The document manager's
+# open() takes a kernel preference, which the docmanager:open command does not pass on; where
+# the manager cannot be found (another JupyterLab), the command is used as above.
+OPEN_TO_READ = """async (path) => {
+  const app = window.jupyterapp;
+  const plugins = (app.pluginRegistry || app)._plugins;
+  const entry = plugins && plugins.get('@jupyterlab/docmanager-extension:manager');
+  const manager = entry && (entry.service || entry._service);
+  const w = manager
+    ? manager.open(path, 'Notebook', undefined, {}, {shouldStart: false, canStart: false})
+    : await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
+  app.shell.activateById(w.id);
+  await w.context.ready;
+}"""
+
 CLOSE_CURRENT = """async () => {
   const w = window.jupyterapp.shell.currentWidget;
   if (!w) return;
@@ -102,9 +118,10 @@ CLOSE_CURRENT = """async () => {
 
 
 @contextlib.contextmanager
-def opened(page, relative: str):
-    """``relative`` opened in the shared page (its kernel starting), closed on the way out."""
-    page.evaluate(OPEN_IN_PAGE, relative)
+def opened(page, relative: str, kernel: bool = True):
+    """``relative`` opened in the shared page (its kernel starting, unless ``kernel`` is
+    False), closed on the way out."""
+    page.evaluate(OPEN_IN_PAGE if kernel else OPEN_TO_READ, relative)
     page.wait_for_function(
         "(p) => { const w = window.jupyterapp.shell.currentWidget;"
         " return !!(w && w.context && w.context.path === p); }",
@@ -197,12 +214,15 @@ def assert_stored_outputs_render(page, relative: str) -> None:
     notebook is untrusted and no kernel drives its widgets)."""
     page.wait_for_function(RENDERED, timeout=60_000, polling=200)
     cells = page.evaluate(CELL_REPORT)
-    screenshot(page, relative)
-    _assert_renders_everything(page, cells, relative, live=False)
-    for c in cells:
-        if _mime_count([c], "application/vnd.jupyter.widget-view+json"):
-            shown = _cell(page, c["index"]).locator(".jp-OutputArea").inner_text().strip()
-            assert shown, f"{relative}: cell {c['index']}'s widget output shows nothing"
+    try:
+        _assert_renders_everything(page, cells, relative, live=False)
+        for c in cells:
+            if _mime_count([c], "application/vnd.jupyter.widget-view+json"):
+                shown = _cell(page, c["index"]).locator(".jp-OutputArea").inner_text().strip()
+                assert shown, f"{relative}: cell {c['index']}'s widget output shows nothing"
+    except AssertionError:
+        screenshot(page, relative)  # build/screenshots/: what the page showed (40 PNGs cost ~10 s)
+        raise
 
 
 def _first_value_exercise(relative: str):
