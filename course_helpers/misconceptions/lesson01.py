@@ -208,3 +208,18 @@ MISCONCEPTIONS += [
         ),
     ),
 ]
+
+
+# more typical wrong answers (issue 12: at least three per exercise)
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="01.snapshot_copy",
+        label="numbers typed in by hand",
+        build_answer=lambda: torch.tensor([1, 2, 3]),
+        message=(
+            "Typing the numbers in by hand gives up the link to data, and written without a "
+            "decimal point they make an int64 tensor. Make the tensor from the array itself, "
+            "in a way that copies it, so it keeps the array's float64."
+        ),
+    ),
+]

@@ -226,3 +226,46 @@ MISCONCEPTIONS += [
         ),
     ),
 ]
+
+# more typical wrong answers (issue 12: at least three per exercise)
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="02.int_labels",
+        label="one-hot rows instead of indices",
+        build_answer=lambda: torch.nn.functional.one_hot(torch.tensor([2, 0, 1, 1]), 3),
+        message=(
+            "These are one-hot rows, one column per class. cross_entropy takes the class "
+            "indices themselves, one number per sample, and does the one-hot bookkeeping "
+            "internally: only the dtype of raw_labels needs to change, not its shape."
+        ),
+    ),
+    Misconception(
+        exercise_id="02.uint8_wrap",
+        label="stops at zero",
+        build_answer=lambda: 0,
+        message=(
+            "integer tensors do not saturate (stop at the smallest value) the way some image "
+            "libraries do: a uint8 result that falls below 0 wraps around to the top of the "
+            "range."
+        ),
+    ),
+    Misconception(
+        exercise_id="02.uint8_wrap",
+        label="the sign is dropped",
+        build_answer=lambda: 10,
+        message=(
+            "an unsigned dtype does not take the absolute value: the subtraction is done in "
+            "uint8's arithmetic modulo 256, so a negative result wraps around to a large "
+            "number."
+        ),
+    ),
+    Misconception(
+        exercise_id="02.uint8_wrap",
+        label="wrapped by 255",
+        build_answer=lambda: 245,
+        message=(
+            "one off: wrapping adds 256 (the number of values uint8 holds), not 255, the "
+            "largest value. Check with a small case: -1 must become the largest uint8 value."
+        ),
+    ),
+]

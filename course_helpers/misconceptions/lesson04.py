@@ -288,3 +288,57 @@ MISCONCEPTIONS += [
         ),
     ),
 ]
+
+
+def _mse_square_of_mean(prediction, target):
+    return (prediction.squeeze(1) - target).mean() ** 2
+
+
+def _mse_root(prediction, target):
+    return ((prediction.squeeze(1) - target) ** 2).mean().sqrt()
+
+
+def _gram_bmm(x):
+    return torch.bmm(x, x.mT)
+
+
+# more typical wrong answers (issue 12: at least three per exercise)
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="04.broadcast_by_hand",
+        label="the missing dimension dropped",
+        build_answer=lambda: (7, 6, 5),
+        message=(
+            "the result never has fewer dimensions than the larger operand: the shorter shape "
+            "is padded with 1s on the left, and those 1s stretch like any other size 1."
+        ),
+    ),
+    Misconception(
+        exercise_id="04.fix_mse",
+        label="mean squared instead of squares averaged",
+        build_answer=lambda: _mse_square_of_mean,
+        message=(
+            "Squaring the mean error lets positive and negative errors cancel before they are "
+            "squared. A mean squared error squares each difference first and then averages."
+        ),
+    ),
+    Misconception(
+        exercise_id="04.fix_mse",
+        label="root of the mean",
+        build_answer=lambda: _mse_root,
+        message=(
+            "The square root turns it into the root mean squared error (RMSE), a different "
+            "loss. The function must return the mean of the squared differences itself."
+        ),
+    ),
+    Misconception(
+        exercise_id="04.gram",
+        label="bmm needs exactly 3 dimensions",
+        build_answer=lambda: _gram_bmm,
+        message=(
+            "torch.bmm multiplies batches of exactly one batch dimension (3-D tensors), so it "
+            "fails on a single matrix and on two batch dimensions. @ (torch.matmul) handles "
+            "any number of batch dimensions."
+        ),
+    ),
+]

@@ -261,3 +261,17 @@ MISCONCEPTIONS = [
         ),
     ),
 ]
+
+# more typical wrong answers (issue 12: at least three per exercise)
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="05.integer_requires_grad",
+        label="no error: requires_grad is only a flag",
+        build_answer=lambda: None,
+        message=(
+            "requires_grad is checked when the tensor is made, not later: torch.arange(3) "
+            "holds integers, and a gradient of an integer tensor makes no sense, so PyTorch "
+            "refuses right away. Run the line and read the last line of the error."
+        ),
+    ),
+]

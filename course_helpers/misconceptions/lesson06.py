@@ -239,3 +239,45 @@ MISCONCEPTIONS = [
     ),
     *_MORE,
 ]
+
+
+def _two_losses_doubled():
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    x = torch.tensor([3.0, -1.0])
+    ((w**2).sum() + (w * x).sum()).backward()  # a first try, with the losses added
+    (w**2).sum().backward()  # then the two calls as well
+    (w * x).sum().backward()
+    return w
+
+
+# more typical wrong answers (issue 12: at least three per exercise)
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="06.two_losses_two_calls",
+        label="both losses counted twice",
+        build_answer=_two_losses_doubled,
+        message=(
+            "w.grad holds twice the gradient: every backward() adds into .grad, so running "
+            "the summed loss's backward and the two separate ones (or a backward cell twice) "
+            "counts each loss twice. Start from a fresh w and run each backward once."
+        ),
+    ),
+    Misconception(
+        exercise_id="06.two_losses_two_calls",
+        label="answered with w.grad",
+        build_answer=lambda: _two_losses("none").grad,
+        message=(
+            "The check reads the gradient from the tensor itself: answer with w, the leaf "
+            "whose .grad the two backward() calls filled, not with w.grad."
+        ),
+    ),
+    Misconception(
+        exercise_id="06.read_cleared_grad",
+        label="no error: zero_grad leaves zeros",
+        build_answer=lambda: None,
+        message=(
+            "zero_grad() does not fill .grad with zeros by default: since PyTorch 2.0 its "
+            "set_to_none=True sets every .grad to None, and None has no tensor methods."
+        ),
+    ),
+]

@@ -24,6 +24,13 @@ def _stop_gradient(detached: str):
     return w
 
 
+def _stop_gradient_detached_target():
+    w = torch.tensor(0.5, requires_grad=True)
+    x = torch.tensor(3.0)
+    ((w * x - (2 * w + 1).detach()) ** 2).backward()
+    return w
+
+
 def _seeded_model(seed, n_in, n_hidden):
     torch.manual_seed(seed)
     return torch.nn.Sequential(
@@ -62,7 +69,9 @@ def _evaluate(mistake: str):
     with torch.no_grad() if mistake == "tensor total" else torch.enable_grad():
         for xb, yb in batches:
             loss = torch.nn.functional.mse_loss(model(xb), yb)
-            total += loss if mistake == "tensor total" else loss.item()
+            total += loss if mistake in ("tensor total", "unchanged") else loss.item()
+    if mistake == "divided by the batch size":
+        return total / len(xb), loss
     return total / len(batches), loss
 
 
@@ -146,6 +155,88 @@ MISCONCEPTIONS = [
         message=(
             "No graph is built now, but adding the loss tensors keeps mean_loss a tensor. Take "
             "each batch's number out of its tensor when you add it."
+        ),
+    ),
+]
+
+# more typical wrong answers (issue 12: at least three per exercise)
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="07.no_grad_parentheses",
+        label="no error: like the decorator",
+        build_answer=lambda: None,
+        message=(
+            "As a decorator, @torch.no_grad works with or without parentheses, but a with "
+            "statement calls __enter__ on the object it is given, and here that object is "
+            "the class torch.no_grad itself, not an instance: Python refuses."
+        ),
+    ),
+]
+
+
+def _predict_no_parentheses(weight, inputs):
+    with torch.no_grad:
+        return inputs @ weight
+
+
+def _predict_swapped(weight, inputs):
+    with torch.no_grad():
+        return weight @ inputs
+
+
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="07.predict_no_grad",
+        label="with torch.no_grad (no parentheses)",
+        build_answer=lambda: _predict_no_parentheses,
+        message=(
+            "`with torch.no_grad:` hands the with statement the class, not an instance of it, "
+            "and Python refuses. The with statement needs the object you get by calling it."
+        ),
+    ),
+    Misconception(
+        exercise_id="07.predict_no_grad",
+        label="weight @ inputs",
+        build_answer=lambda: _predict_swapped,
+        message=(
+            "The order of a matrix product matters: each row of inputs is one example with "
+            "one number per feature, and weight holds one number per feature. Put the "
+            "operand whose last size matches weight's first size on the left."
+        ),
+    ),
+]
+
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="07.eval_loop_fix",
+        label="model.eval() only",
+        build_answer=lambda: _evaluate("unchanged"),
+        message=(
+            "model.eval() switches layers such as dropout to evaluation behaviour; it does "
+            "not stop autograd from recording. Every forward pass still builds a graph, and "
+            "the tensor total keeps all of them alive."
+        ),
+    ),
+    Misconception(
+        exercise_id="07.eval_loop_fix",
+        label="divided by the batch size",
+        build_answer=lambda: _evaluate("divided by the batch size"),
+        message=(
+            "Each batch's loss is already a mean over its samples, so the total is a sum of "
+            "one number per batch: average it over the number of batches, not over the "
+            "samples in one batch."
+        ),
+    ),
+]
+
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="07.stop_gradient",
+        label="answered with w.grad",
+        build_answer=lambda: _stop_gradient_detached_target().grad,
+        message=(
+            "The check reads the gradient from w itself (and checks that w is still a leaf "
+            "that requires grad): answer with w, not with w.grad."
         ),
     ),
 ]

@@ -225,3 +225,55 @@ MISCONCEPTIONS += [
         ),
     ),
 ]
+
+# more typical wrong answers (issue 12: at least three per exercise)
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="08.quiz_version",
+        label="a slice is a new tensor",
+        build_answer=lambda: 0,
+        message=(
+            "a basic slice is a view, not a copy: it starts from its base's counter and "
+            "shares it afterwards, so in-place writes through either tensor count for both."
+        ),
+    ),
+    Misconception(
+        exercise_id="08.version_getitem",
+        label="reading t[0] counted as a write",
+        build_answer=lambda: 4,
+        message=(
+            "taking the view t[0] only reads: it makes a new view and writes nothing. Count "
+            "only the in-place writes into t's memory."
+        ),
+    ),
+    Misconception(
+        exercise_id="08.inplace_dtype",
+        label="no error: the dtype changes",
+        build_answer=lambda: None,
+        message=(
+            "An in-place operation never changes a tensor's dtype: it must write its result "
+            "into the memory counts already has, as int64. The float result cannot be stored "
+            "there, and PyTorch refuses instead of silently rounding it."
+        ),
+    ),
+]
+
+
+def _relu_without_tanh():
+    a = torch.tensor([-0.5, 0.2, 1.5], requires_grad=True)
+    h = torch.relu(a)
+    (h**2).sum().backward()
+    return a
+
+
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="08.relu_fix",
+        label="relu of a instead of tanh's output",
+        build_answer=_relu_without_tanh,
+        message=(
+            "torch.relu(a) zeroes the negatives of a itself and drops the tanh. The fix must "
+            "keep tanh and make a new tensor from its output with the negatives set to 0."
+        ),
+    ),
+]

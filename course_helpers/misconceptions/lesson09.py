@@ -71,7 +71,8 @@ def _train_both(mistake: str):
         with torch.no_grad():
             for p in (proj, head):
                 p -= 0.1 * p.grad
-                p.grad = None
+                if mistake != "gradients not cleared":
+                    p.grad = None
         losses.append(loss if mistake == "tensors kept" else loss.item())
     return _what_is_checked(losses)
 
@@ -223,6 +224,92 @@ MISCONCEPTIONS = [
             "from the first proj: proj's updates never reach the features the loss sees, so "
             "every step trains on stale features. Each step needs its own forward pass "
             "through the current proj."
+        ),
+    ),
+]
+
+
+def _second_derivative_sign_dropped(x):
+    t = torch.tanh(x)
+    return 2 * t * (1 - t**2)
+
+
+def _second_derivative_not_summed(x):
+    x_leaf = x.detach().requires_grad_()
+    (d1,) = torch.autograd.grad(torch.tanh(x_leaf).sum(), x_leaf, create_graph=True)
+    (d2,) = torch.autograd.grad(d1, x_leaf)
+    return d2
+
+
+def _third_derivative_accumulated():
+    x = torch.tensor(1.5, requires_grad=True)
+    (d1,) = torch.autograd.grad(x**4, x, create_graph=True)
+    d1.backward(retain_graph=True)  # an earlier try, left in x.grad
+    (d2,) = torch.autograd.grad(d1, x, create_graph=True)
+    d2.backward()
+    return x
+
+
+def _third_derivative_answered_d2():
+    x = torch.tensor(1.5, requires_grad=True)
+    (d1,) = torch.autograd.grad(x**4, x, create_graph=True)
+    (d2,) = torch.autograd.grad(d1, x, create_graph=True)
+    d2.backward()
+    return d2
+
+
+# more typical wrong answers (issue 12: at least three per exercise)
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="09.second_derivative_tanh",
+        label="sign dropped in the formula by hand",
+        build_answer=lambda: _second_derivative_sign_dropped,
+        message=(
+            "The sign is flipped: 1 - tanh² decreases where tanh increases, so differentiating "
+            "it brings a minus sign in front. Letting autograd differentiate twice avoids "
+            "this slip altogether."
+        ),
+    ),
+    Misconception(
+        exercise_id="09.second_derivative_tanh",
+        label="second grad of a non-scalar",
+        build_answer=lambda: _second_derivative_not_summed,
+        message=(
+            "torch.autograd.grad needs a scalar output (or grad_outputs): the first "
+            "derivative is one number per element, so sum it before differentiating again. "
+            "Each element depends only on its own x, so the sum keeps them apart."
+        ),
+    ),
+    Misconception(
+        exercise_id="09.third_derivative",
+        label="an earlier backward left in x.grad",
+        build_answer=_third_derivative_accumulated,
+        message=(
+            "x.grad holds more than one derivative: an earlier backward() (a try on the first "
+            "derivative, or a cell run twice) already put a value there, and backward() adds "
+            "to it. Make x afresh before the final backward(), or clear x.grad."
+        ),
+    ),
+    Misconception(
+        exercise_id="09.third_derivative",
+        label="answered with the second derivative",
+        build_answer=_third_derivative_answered_d2,
+        message=(
+            "This is the second derivative tensor, a result inside the graph, not a leaf. "
+            "Its backward() writes into the .grad of the leaf x: answer with x."
+        ),
+    ),
+]
+
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="09.train_both",
+        label="gradients not cleared",
+        build_answer=lambda: _train_both("gradients not cleared"),
+        message=(
+            "The graph is rebuilt every iteration now, but .grad is never cleared, so each "
+            "update uses the sum of all the gradients so far. Clear the gradients after "
+            "every update, as the original loop did."
         ),
     ),
 ]

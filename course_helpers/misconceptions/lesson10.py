@@ -44,6 +44,12 @@ def _standardize_answer(how: str):
             if how == "parameters":
                 self.mean = nn.Parameter(data.mean(dim=0), requires_grad=False)
                 self.std = nn.Parameter(data.std(dim=0), requires_grad=False)
+            elif how == "plain attributes":
+                self.mean = data.mean(dim=0)
+                self.std = data.std(dim=0)
+            elif how == "only the mean":
+                self.register_buffer("mean", data.mean(dim=0))
+                self.std = data.std(dim=0)
             else:
                 self.register_buffer("mean", data.mean(dim=0), persistent=False)
                 self.register_buffer("std", data.std(dim=0), persistent=False)
@@ -121,7 +127,10 @@ def _resumed_weight(mistake: str):
     train(net, optimizer, 4)
     checkpoint = {k: v.clone() for k, v in net.state_dict().items()}
     fresh, new_optimizer = make_run()
-    fresh.load_state_dict(checkpoint)
+    if mistake == "only the optimizer loaded":
+        new_optimizer.load_state_dict(optimizer.state_dict())
+    else:
+        fresh.load_state_dict(checkpoint)
     train(fresh, optimizer if mistake == "old optimizer" else new_optimizer, 4)
     return fresh.weight.detach().clone()
 
@@ -334,6 +343,39 @@ MISCONCEPTIONS = [
             "The old optimizer holds the first model's parameter tensors: step() updates "
             "those, and the freshly loaded model never moves. A new model needs its own "
             "optimizer, loaded with the saved optimizer state."
+        ),
+    ),
+]
+
+# more typical wrong answers (issue 12: at least three per exercise)
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="10.standardize_buffers",
+        label="plain tensor attributes",
+        build_answer=lambda: _standardize_answer("plain attributes"),
+        message=(
+            "Tensors assigned as plain attributes are invisible to the module: .double() and "
+            ".to() skip them and state_dict() leaves them out. Register both statistics so "
+            "the module knows them as state that is not trained."
+        ),
+    ),
+    Misconception(
+        exercise_id="10.standardize_buffers",
+        label="only the mean registered",
+        build_answer=lambda: _standardize_answer("only the mean"),
+        message=(
+            "std is still a plain attribute, so it stayed float32 and is not saved. Every "
+            "tensor the module owns but does not train must be registered, std as well."
+        ),
+    ),
+    Misconception(
+        exercise_id="10.resume_checkpoint",
+        label="only the optimizer loaded",
+        build_answer=lambda: _resumed_weight("only the optimizer loaded"),
+        message=(
+            "The optimizer's momentum was restored, but the new model still has its initial "
+            "weights from make_run(): the first 4 steps are lost. A checkpoint to resume from "
+            "holds both state_dicts, and both are loaded."
         ),
     ),
 ]

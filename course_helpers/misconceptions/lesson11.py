@@ -258,3 +258,67 @@ MISCONCEPTIONS = [
         ),
     ),
 ]
+
+# more typical wrong answers (issue 12: at least three per exercise)
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="11.update_error",
+        label="no error: -= is a plain update",
+        build_answer=lambda: None,
+        message=(
+            "w -= ... is an in-place change of w, and w is a leaf that requires grad: outside "
+            "torch.no_grad() autograd would have to record the update itself, and it refuses "
+            "to do that to a leaf. Run the snippet and read the last line."
+        ),
+    ),
+]
+
+
+def _three_steps_ascent():
+    x, y = _small_data()
+    w = torch.zeros(3, 1, requires_grad=True)
+    for step in range(3):
+        ((x @ w - y) ** 2).mean().backward()
+        with torch.no_grad():
+            w += 0.1 * w.grad
+        if step < 2:
+            w.grad.zero_()
+    return w
+
+
+def _module_loop_only_weight_cleared():
+    x, y = _small_data()
+    model = torch.nn.Linear(3, 1)
+    with torch.no_grad():
+        model.weight.zero_()
+        model.bias.zero_()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(30):
+        model.weight.grad = None  # the bias's gradients still pile up
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+    return model.weight.detach().clone()
+
+
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="11.leaf_after_steps",
+        label="stepped uphill (+=)",
+        build_answer=_three_steps_ascent,
+        message=(
+            "w += ... moves w along the gradient, the direction in which the loss grows "
+            "fastest. Gradient descent subtracts the gradient, so each step lowers the loss."
+        ),
+    ),
+    Misconception(
+        exercise_id="11.fix_forgotten_zero",
+        label="only the weight's gradient cleared",
+        build_answer=_module_loop_only_weight_cleared,
+        message=(
+            "Clearing model.weight.grad by hand leaves model.bias.grad to pile up, and the "
+            "growing bias steps pull the weight off course too. Clear every parameter's "
+            "gradient at once, through the optimizer, at the start of each step."
+        ),
+    ),
+]

@@ -328,3 +328,219 @@ MISCONCEPTIONS = [
         ),
     ),
 ]
+
+# more typical wrong answers (issue 12: at least three per exercise)
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="12.first_error",
+        label="no error: only silent bugs",
+        build_answer=lambda: None,
+        message=(
+            "Some of this script's bugs are silent, but not the first one: backward() stops "
+            "with an error because a tensor autograd saved was changed in place. Run the "
+            "script cell and read the first word of the error's last line."
+        ),
+    ),
+]
+
+
+def _normalize_probe(normalize):
+    """The notebook's normalize_probe around a wrong normalize."""
+
+    def normalize_probe(x):
+        try:
+            on_meta = normalize(x.to("meta"))
+        except Exception as error:
+            raise RuntimeError(f"normalize fails for x on another device (meta): {error}") from None
+        return normalize(x), str(on_meta.device)
+
+    return normalize_probe
+
+
+def _normalize_unchanged(x):
+    from course_helpers.exercises.lesson12 import _FEATURE_MEAN, _FEATURE_STD
+
+    return (x - _FEATURE_MEAN) / _FEATURE_STD
+
+
+def _normalize_batch_statistics(x):
+    return (x - x.mean(dim=0)) / x.std(dim=0)
+
+
+def _normalize_in_place(x):
+    from course_helpers.exercises.lesson12 import _FEATURE_MEAN, _FEATURE_STD
+
+    return x.sub_(_FEATURE_MEAN.to(x.device)).div_(_FEATURE_STD.to(x.device))
+
+
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="12.normalize_device",
+        label="statistics left on the CPU",
+        build_answer=lambda: _normalize_probe(_normalize_unchanged),
+        message=(
+            "FEATURE_MEAN and FEATURE_STD were made on the CPU and stay there: a tensor on "
+            "another device cannot be combined with them. Move them to x's device inside "
+            "normalize, at the moment they are used, so it works wherever x lives."
+        ),
+    ),
+    Misconception(
+        exercise_id="12.normalize_device",
+        label="the batch's own statistics",
+        build_answer=lambda: _normalize_probe(_normalize_batch_statistics),
+        message=(
+            "x.mean() and x.std() do run on x's device, but they are this batch's statistics, "
+            "not the raw measurements' ones: the training and the validation data would be "
+            "shifted differently. Keep FEATURE_MEAN and FEATURE_STD and only move them."
+        ),
+    ),
+    Misconception(
+        exercise_id="12.normalize_device",
+        label="normalized in place",
+        build_answer=lambda: _normalize_probe(_normalize_in_place),
+        message=(
+            "sub_ and div_ write into the caller's x, so the raw data is normalized for good, "
+            "and normalizing it a second time shifts it again. Return a new tensor made with "
+            "- and / instead."
+        ),
+    ),
+    Misconception(
+        exercise_id="12.register_parameter",
+        label="replaced by an nn.Linear",
+        build_answer=lambda: [
+            "hidden.bias",
+            "hidden.weight",
+            "out_b",
+            "out_w.bias",
+            "out_w.weight",
+            "skip.bias",
+            "skip.weight",
+        ],
+        message=(
+            "Turning out_w into an nn.Linear registers it, but it changes the model: a second "
+            "output bias appears and the weight has the transposed shape. Keep out_w a tensor "
+            "of the same shape and register that tensor itself as a parameter."
+        ),
+    ),
+    Misconception(
+        exercise_id="12.register_parameter",
+        label="out_b made plain as well",
+        build_answer=lambda: ["hidden.bias", "hidden.weight", "skip.bias", "skip.weight"],
+        message=(
+            "Now out_b is missing too: a plain tensor attribute is invisible to "
+            "named_parameters(), so neither output tensor would be trained. Registering works "
+            "the other way round: give out_w the same wrapper out_b already has."
+        ),
+    ),
+]
+
+
+def _evaluate_no_parentheses(model, x, y):
+    with torch.no_grad:
+        return ((model(x) - y) ** 2).mean()
+
+
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="12.evaluate_no_graph",
+        label="with torch.no_grad (no parentheses)",
+        build_answer=lambda: _evaluate_no_parentheses,
+        message=(
+            "`with torch.no_grad:` hands the with statement the class itself, and Python "
+            "refuses: the with statement needs an instance, the object you get by calling it."
+        ),
+    ),
+]
+
+
+def _run_steps_losses_with_graphs(model, optimizer, x, y, steps):
+    from course_helpers.exercises.lesson12 import _loss_fn
+
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = _loss_fn(model, model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss)  # each loss keeps its whole graph alive
+    return torch.stack(losses)
+
+
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="12.zero_grad",
+        label="losses kept with their graphs",
+        build_answer=lambda: _run_steps_losses_with_graphs,
+        message=(
+            "The steps are right now, but the list holds the loss tensors themselves, and "
+            "each one keeps its step's whole graph alive. Keep only the value of each loss, "
+            "detached from the graph, as the original code did."
+        ),
+    ),
+]
+
+
+# --- 12.train: the repaired script with one of its unbroken parts changed after all
+
+
+def _train_with(mistake: str):
+    """The script's train() (course_helpers.exercises.lesson12), changed by ``mistake``."""
+    from course_helpers.exercises import lesson12 as script
+
+    def train(steps, device):
+        x, y = script._make_data(256, seed=0)
+        x_val, y_val = script._make_data(128, seed=1)
+        x, y = script._normalize(x.to(device)), y.to(device)
+        x_val, y_val = x_val.to(device), y_val.to(device)
+        if mistake != "validation inputs left raw":
+            x_val = script._normalize(x_val)
+        torch.manual_seed(0)
+        model = script._Regressor().to(device)
+        if mistake == "SGD instead of Adam":
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.02)
+        else:
+            optimizer = torch.optim.Adam(model.parameters(), lr=0.02)
+        if mistake == "evaluated once, at the end":
+            script._run_steps(model, optimizer, x, y, steps)
+            return torch.stack([script._evaluate(model, x_val, y_val)])
+        history = []
+        for start in range(0, steps, 50):
+            script._run_steps(model, optimizer, x, y, min(50, steps - start))
+            history.append(script._evaluate(model, x_val, y_val))
+        return torch.stack(history)
+
+    return train
+
+
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="12.train",
+        label="validation inputs left raw",
+        build_answer=lambda: _train_with("validation inputs left raw"),
+        message=(
+            "The validation inputs skip normalize(): the model learned on normalized features "
+            "and is then scored on features of another scale. Every input the model sees, "
+            "training or validation, goes through the same normalize()."
+        ),
+    ),
+    Misconception(
+        exercise_id="12.train",
+        label="evaluated once, at the end",
+        build_answer=lambda: _train_with("evaluated once, at the end"),
+        message=(
+            "The history holds one evaluation, after all the steps: the script evaluates after "
+            "every block of 50 steps (and after a last, shorter block), so a run of 200 steps "
+            "records four."
+        ),
+    ),
+    Misconception(
+        exercise_id="12.train",
+        label="SGD instead of Adam",
+        build_answer=lambda: _train_with("SGD instead of Adam"),
+        message=(
+            "The optimizer is not the script's: it trains with Adam(lr=0.02), and another "
+            "optimizer changes every number after the first step. The bugs are in the other "
+            "components; train() itself keeps its data, model, optimizer and evaluation."
+        ),
+    ),
+]

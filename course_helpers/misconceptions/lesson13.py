@@ -155,3 +155,141 @@ MISCONCEPTIONS = [
         ),
     ),
 ]
+
+# more typical wrong answers (issue 12: at least three per exercise)
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="13.uninitialized_error",
+        label="no error: one process needs no group",
+        build_answer=lambda: None,
+        message=(
+            "A collective never falls back to doing nothing: even a single process must call "
+            "init_process_group first, because all_reduce asks the default process group who "
+            "takes part. dist.is_initialized() tells you whether one exists."
+        ),
+    ),
+]
+
+
+def _orders(mistake: str):
+    from torch.utils.data.distributed import DistributedSampler
+
+    orders = []
+    for rank in range(2):
+        sampler = DistributedSampler(
+            list(range(12)), num_replicas=2, rank=rank, shuffle=mistake != "no shuffle", seed=0
+        )
+        per_epoch = []
+        for epoch in range(3):
+            per_epoch.append(list(sampler))
+            sampler.set_epoch(epoch)  # after the epoch: one epoch late
+        orders.append(per_epoch)
+    return torch.tensor(orders)
+
+
+def _every_rank_on_gpu_0(cuda_count, local_rank, local_world_size):
+    if cuda_count >= local_world_size:
+        return ("nccl", "cuda:0")
+    return ("gloo", "cpu")
+
+
+def _enough_for_this_rank(cuda_count, local_rank, local_world_size):
+    if cuda_count > local_rank:
+        return ("nccl", f"cuda:{local_rank}")
+    return ("gloo", "cpu")
+
+
+# more typical wrong answers (issue 12: at least three per exercise)
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="13.averaged_gradient",
+        label="divided by the ranks once more",
+        build_answer=lambda: (_shard_gradients()[0] + _shard_gradients()[1]) / 4,
+        message=(
+            "This is half the combined gradient: DDP already divides the all-reduced sum by "
+            "the number of ranks, so dividing .grad by the world size again shrinks it twice."
+        ),
+    ),
+    Misconception(
+        exercise_id="13.average_by_hand",
+        label="divided by the world size twice",
+        build_answer=lambda: torch.stack([_trained(slice(0, 8), 0.05, 5)] * 2),
+        message=(
+            "The ranks agree, but their steps are half as large as they should be: the summed "
+            "gradient needs one division by the world size, not two (for example once before "
+            "all_reduce and once after)."
+        ),
+    ),
+    Misconception(
+        exercise_id="13.fix_set_epoch",
+        label="set_epoch after the epoch",
+        build_answer=lambda: _orders("late"),
+        message=(
+            "set_epoch runs after each epoch, so every epoch uses the previous epoch's number "
+            "and the first two epochs share one order. The sampler must know the epoch "
+            "before the loader is iterated."
+        ),
+    ),
+    Misconception(
+        exercise_id="13.fix_set_epoch",
+        label="shuffle switched off",
+        build_answer=lambda: _orders("no shuffle"),
+        message=(
+            "With shuffle=False the order is the same in every epoch, by design: the samples "
+            "are dealt out in their stored order. Keep shuffling and tell the sampler which "
+            "epoch it is, so the shuffle changes."
+        ),
+    ),
+    Misconception(
+        exercise_id="13.pick_backend",
+        label="every process on cuda:0",
+        build_answer=lambda: _every_rank_on_gpu_0,
+        message=(
+            "With one device name for everyone, all the processes of a machine share its "
+            "first GPU and the others stay idle (NCCL refuses two ranks on one GPU). Each "
+            "process takes the GPU numbered by its local rank."
+        ),
+    ),
+    Misconception(
+        exercise_id="13.pick_backend",
+        label="decided per rank",
+        build_answer=lambda: _enough_for_this_rank,
+        message=(
+            "Each process decides only for itself here, so with too few GPUs some ranks pick "
+            "NCCL and others Gloo, and a process group needs one backend for all of them. "
+            "Decide from whether the machine has a GPU for every local process."
+        ),
+    ),
+]
+
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="13.accumulate_no_sync",
+        label="only the last micro-batch",
+        build_answer=lambda: torch.stack([_trained(torch.tensor([2, 3, 6, 7]), 0.05, 1)] * 2),
+        message=(
+            "The step used only the second micro-batch's gradient: clearing the gradients "
+            "between the micro-batches throws the first one away. Clear once before the "
+            "first micro-batch, and let the second backward() add onto the first."
+        ),
+    ),
+    Misconception(
+        exercise_id="13.accumulate_no_sync",
+        label="divided by the world size too",
+        build_answer=lambda: torch.stack([_trained(slice(0, 8), 0.05, 1)] * 2),
+        message=(
+            "The step is half as large as it should be: DDP already averages the gradients "
+            "over the ranks, so each micro-batch's loss is divided only by the number of "
+            "micro-batches, not by the world size as well."
+        ),
+    ),
+    Misconception(
+        exercise_id="13.rank0_checkpoint",
+        label="the other rank saves",
+        build_answer=lambda: dict(_every_rank_saves(), **{"saves per rank": [0, 1]}),
+        message=(
+            "One writer is right, but the writer is rank 0 by convention: rank 0 exists in "
+            "every run, even with a single process, while rank 1 does not."
+        ),
+    ),
+]
