@@ -13,9 +13,9 @@ MISCONCEPTIONS = [
         label="whole numbers give int64",
         build_answer=lambda: torch.tensor([1, 2, 3]),
         message=(
-            "Numbers written without a decimal point are integers, so torch.tensor makes an "
-            "integer tensor (int64). A float32 tensor needs floating-point numbers: write "
-            "each one with a decimal point."
+            "torch.tensor reads the dtype off the Python numbers, the way Python tells 1 (an "
+            "int) from 1.0 (a float). It matters beyond this check: only floating-point "
+            "tensors can require gradients (lesson 05)."
         ),
     ),
     Misconception(
