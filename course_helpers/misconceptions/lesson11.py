@@ -57,6 +57,8 @@ def _module_loop(mistake: str):
         model.bias.zero_()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     for _ in range(30):
+        if mistake == "only the weight cleared":
+            model.weight.grad = None  # the bias's gradients still pile up
         loss = torch.nn.functional.mse_loss(model(x), y)
         loss.backward()
         if mistake == "zero before step":
@@ -286,21 +288,6 @@ def _three_steps_ascent():
     return w
 
 
-def _module_loop_only_weight_cleared():
-    x, y = _small_data()
-    model = torch.nn.Linear(3, 1)
-    with torch.no_grad():
-        model.weight.zero_()
-        model.bias.zero_()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    for _ in range(30):
-        model.weight.grad = None  # the bias's gradients still pile up
-        loss = torch.nn.functional.mse_loss(model(x), y)
-        loss.backward()
-        optimizer.step()
-    return model.weight.detach().clone()
-
-
 MISCONCEPTIONS += [
     Misconception(
         exercise_id="11.leaf_after_steps",
@@ -314,7 +301,7 @@ MISCONCEPTIONS += [
     Misconception(
         exercise_id="11.fix_forgotten_zero",
         label="only the weight's gradient cleared",
-        build_answer=_module_loop_only_weight_cleared,
+        build_answer=lambda: _module_loop("only the weight cleared"),
         message=(
             "Clearing model.weight.grad by hand leaves model.bias.grad to pile up, and the "
             "growing bias steps pull the weight off course too. Clear every parameter's "
