@@ -22,5 +22,5 @@ require_browser()
 @pytest.mark.parametrize("relative", STORED_NOTEBOOKS)
 def test_stored_outputs_render_without_errors(lab_page, relative):
     """A lesson or solution as a fresh clone shows it before anything runs."""
-    with opened(lab_page, relative, kernel=False) as page:
+    with opened(lab_page, relative) as page:
         assert_stored_outputs_render(page, relative)

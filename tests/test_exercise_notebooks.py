@@ -82,7 +82,7 @@ def test_the_run_renders_in_jupyterlab(path, course_env, request):
     target = lab.workdir / "course" / relative
     target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, target)
-    with opened(request.getfixturevalue("lab_page"), relative, kernel=False) as page:
+    with opened(request.getfixturevalue("lab_page"), relative) as page:
         assert_stored_outputs_render(page, relative)
 
 
