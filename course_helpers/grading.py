@@ -176,10 +176,10 @@ def run_notebook(notebook, folder: Path, record_dir: Path, timeout: int, kernel:
             shutdown_kernel="immediate",
             resources={"metadata": {"path": str(folder)}},
         )
-        running = 0
+        running = 0  # 0: the kernel died before any cell ran
+        code = [i for i, c in enumerate(notebook.cells) if c.cell_type == "code"]
         try:
             with client.setup_kernel(env=env):
-                code = [i for i, c in enumerate(notebook.cells) if c.cell_type == "code"]
                 for running, index in enumerate(code, start=1):
                     if running not in crashed:
                         client.execute_cell(notebook.cells[index], index)
@@ -187,7 +187,7 @@ def run_notebook(notebook, folder: Path, record_dir: Path, timeout: int, kernel:
             return "timed out"
         except DeadKernelError:
             crashed.append(running)
-            if len(crashed) > MAX_RESTARTS or running == len(code):
+            if len(crashed) > MAX_RESTARTS or running in (0, len(code)):
                 return _died(crashed, gave_up=True)
             continue
         break
@@ -203,6 +203,8 @@ def run_notebook(notebook, folder: Path, record_dir: Path, timeout: int, kernel:
 
 
 def _died(crashed: list[int], gave_up: bool) -> str:
+    if crashed == [0]:
+        return "kernel died before its first cell: no answers"
     cells = ", ".join(str(n) for n in crashed)
     if gave_up:
         return f"kernel died (code cell {cells}): no answers"
