@@ -1,7 +1,7 @@
 """Checked exercises for lesson 13: data-parallel training with torchrun.
 
 Besides ``EXERCISES`` this module offers ``run_on_two_ranks``, which the lesson's
-solution notebook uses to launch a learner's function in two processes with torchrun.
+solution notebook uses to run a learner's function in two processes, as torchrun would.
 """
 
 from __future__ import annotations
@@ -81,7 +81,11 @@ def _does_nothing(function) -> bool:
 
 
 def run_on_two_ranks(main, *helpers, timeout: float = 120):
-    """Launch ``main(rank, world_size, workdir)`` in two CPU processes with torchrun (gloo).
+    """Run ``main(rank, world_size, workdir)`` in two CPU processes (gloo), as torchrun would.
+
+    The processes get the environment ``torchrun --standalone --nproc_per_node=2`` gives its
+    workers; ``course_helpers.rank_launcher`` starts them (forked from a process that has
+    already imported torch, on Linux; with torchrun itself elsewhere).
 
     ``helpers`` are further functions ``main`` calls; every function must be self-contained
     (it may use torch, dist, nn, F, DDP, DataLoader, TensorDataset, DistributedSampler).
@@ -90,12 +94,11 @@ def run_on_two_ranks(main, *helpers, timeout: float = 120):
     exercise stub; ``None`` (after printing the failing rank's error) when the run fails.
     """
     import inspect
-    import os
-    import subprocess
-    import sys
     import tempfile
     import textwrap
     from pathlib import Path
+
+    from course_helpers import rank_launcher
 
     functions = (main, *helpers)
     if not all(callable(f) and hasattr(f, "__code__") for f in functions):
@@ -113,34 +116,32 @@ def run_on_two_ranks(main, *helpers, timeout: float = 120):
     script.write_text(
         _SCRIPT_HEAD + "\n\n" + "\n\n".join(sources) + _SCRIPT_TAIL.format(main=main.__name__)
     )
-    command = [
-        sys.executable, "-m", "torch.distributed.run",
-        "--standalone", "--nproc_per_node=2", str(script), workdir,
-    ]  # fmt: skip
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
+    run = rank_launcher.launch(script, [workdir], nproc=2, timeout=timeout)
+    if run.timed_out:
         print(
             f"The two processes did not finish within {timeout:.0f} s: most likely a hang, "
             "e.g. a collective (all_reduce, barrier) that only one rank calls."
         )
         return None
     errors = sorted(Path(workdir).glob("error_rank*.txt"))
-    if done.returncode != 0 or errors:
+    if not run.ok or errors:
         if errors:
             lines = errors[0].read_text().strip().splitlines()
             print(f"{errors[0].stem.replace('error_', '')} failed; the end of its error:")
             print("\n".join(lines[-6:]))
         else:
-            lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
-            print("torchrun failed before your function ran; the end of its log:")
-            print("\n".join(lines[-8:]))
+            failed = [(r, c) for r, c in enumerate(run.codes) if c != 0]
+            # a rank the launcher stopped because the other failed shows -9: report the other
+            rank, code = next(((r, c) for r, c in failed if c != -9), failed[0])
+            log = run.logs[rank].read_text() if run.logs[rank].exists() else ""
+            lines = [line for line in log.strip().splitlines() if line.strip()]
+            print(f"rank {rank} ended with exit code {code} and no Python error; its last output:")
+            print("\n".join(lines[-8:]) or "(none)")
         return None
     return torch.load(Path(workdir) / "results.pt", weights_only=True)
 
 
-# --- shared data and references (built in this process, never with torchrun)
+# --- shared data and references (built in this process, never in the ranks)
 
 
 def _regression_data():

@@ -1,0 +1,132 @@
+"""course_helpers.rank_launcher: ranks forked from a template behave as torchrun's workers."""
+
+import json
+import os
+import textwrap
+import time
+
+import pytest
+
+from course_helpers import rank_launcher
+
+TORCHRUN_KEYS = (
+    "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK",
+    "ROLE_WORLD_SIZE", "GROUP_WORLD_SIZE", "ROLE_NAME", "MASTER_ADDR", "OMP_NUM_THREADS",
+)  # fmt: skip
+
+DUMP_ENVIRONMENT = textwrap.dedent(
+    f"""
+    import json, os, sys
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo")
+    t = torch.ones(1) * (dist.get_rank() + 1)
+    dist.all_reduce(t)
+    keys = {TORCHRUN_KEYS!r}
+    record = {{k: os.environ.get(k) for k in keys}}
+    record.update(argv=sys.argv[1:], name=__name__, cwd=os.getcwd(), sum=t.item(),
+                  port=os.environ["MASTER_PORT"], pid=os.getpid(), parent=os.getppid())
+    with open(os.path.join(sys.argv[1], f"rank{{dist.get_rank()}}.json"), "w") as f:
+        json.dump(record, f)
+    dist.destroy_process_group()
+    """
+)
+
+
+def _records(folder):
+    return [json.loads((folder / f"rank{r}.json").read_text()) for r in range(2)]
+
+
+def _script(tmp_path, text, name="job.py"):
+    script = tmp_path / name
+    script.write_text(text)
+    return script
+
+
+def test_ranks_get_torchruns_environment_and_meet_in_a_process_group(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run = rank_launcher.launch(_script(tmp_path, DUMP_ENVIRONMENT), [tmp_path, "x"])
+    assert run.ok, [log.read_text() for log in run.logs]
+    records = _records(tmp_path)
+    for rank, record in enumerate(records):
+        assert record["RANK"] == record["LOCAL_RANK"] == record["ROLE_RANK"] == str(rank)
+        assert record["WORLD_SIZE"] == record["LOCAL_WORLD_SIZE"] == "2"
+        assert record["OMP_NUM_THREADS"] == "1"
+        assert record["argv"] == [str(tmp_path), "x"]
+        assert record["name"] == "__main__"
+        assert record["cwd"] == str(tmp_path)
+        assert record["sum"] == 3.0  # 1 + 2: the all_reduce reached both ranks
+    assert records[0]["pid"] != records[1]["pid"]
+
+
+@pytest.mark.skipif(not rank_launcher.forks(), reason="ranks are forked only on Linux")
+def test_the_template_is_reused_and_its_ranks_are_fresh_processes(tmp_path):
+    script = _script(tmp_path, DUMP_ENVIRONMENT)
+    parents, pids = set(), set()
+    for _ in range(2):
+        assert rank_launcher.launch(script, [tmp_path]).ok
+        for record in _records(tmp_path):
+            parents.add(record["parent"])
+            pids.add(record["pid"])
+    assert len(parents) == 1  # one template forked all four ranks
+    assert len(pids) == 4
+    assert os.getpid() not in parents
+
+
+def test_the_same_environment_as_torchrun_gives(tmp_path, monkeypatch):
+    script = _script(tmp_path, DUMP_ENVIRONMENT)
+    monkeypatch.chdir(tmp_path)
+    forked = rank_launcher.launch(script, [tmp_path])
+    assert forked.ok
+    ours = _records(tmp_path)
+    monkeypatch.setenv("COURSE_RANKS_BY", "torchrun")
+    by_torchrun = rank_launcher.launch(script, [tmp_path])
+    assert by_torchrun.ok, by_torchrun.logs[0].read_text()
+    theirs = _records(tmp_path)
+    for mine, torchruns in zip(ours, theirs, strict=True):
+        assert {k: mine[k] for k in TORCHRUN_KEYS} == {k: torchruns[k] for k in TORCHRUN_KEYS}
+        assert (mine["argv"], mine["name"], mine["cwd"]) == (
+            torchruns["argv"],
+            torchruns["name"],
+            torchruns["cwd"],
+        )
+
+
+def test_a_failing_rank_stops_the_other_at_once(tmp_path):
+    script = _script(
+        tmp_path,
+        "import os, time\n"
+        "if os.environ['RANK'] == '1':\n"
+        "    raise ValueError('rank one broke')\n"
+        "time.sleep(60)\n",
+    )
+    start = time.monotonic()
+    run = rank_launcher.launch(script, [], timeout=60)
+    assert time.monotonic() - start < 30  # not the 60 s of rank 0's sleep
+    assert not run.ok and not run.timed_out
+    assert run.codes[1] == 1 and run.codes[0] != 0
+    assert "ValueError: rank one broke" in run.logs[1].read_text()
+
+
+def test_a_hang_ends_at_the_timeout(tmp_path):
+    script = _script(tmp_path, "import time\ntime.sleep(60)\n")
+    run = rank_launcher.launch(script, [], timeout=1)
+    assert run.timed_out and not run.ok
+
+
+def test_run_on_two_ranks_returns_values_and_reports_a_crash_without_a_traceback(tmp_path, capsys):
+    from course_helpers.exercises.lesson13 import run_on_two_ranks
+
+    def main(rank, world_size, workdir):
+        return rank
+
+    assert [r["value"] for r in run_on_two_ranks(main)] == [0, 1]
+
+    def crashes(rank, world_size, workdir):
+        import os
+
+        os._exit(3)  # dies without a Python traceback
+
+    assert run_on_two_ranks(crashes) is None
+    assert "ended with exit code" in capsys.readouterr().out
