@@ -59,6 +59,19 @@ def _write_settings(settings_dir: Path) -> None:
         path.write_text(json.dumps(values))
 
 
+def _fork_kernels_in(config_dir: Path) -> None:
+    """Kernels this server starts are forked from a template that imported torch once
+    (tests/forked_kernels.py), as the test kernels are; `make lab` itself is left alone."""
+    import forked_kernels
+
+    if forked_kernels.enabled():
+        config_dir.mkdir(parents=True, exist_ok=True)
+        (config_dir / "jupyter_server_config.py").write_text(
+            f"import sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+            "import forked_kernels\nforked_kernels.install()\n"
+        )
+
+
 def make_lab_command() -> list[str]:
     """The command `make lab` runs to start JupyterLab, as `make -n lab` prints it."""
     dry_run = subprocess.run(
@@ -129,6 +142,7 @@ class LabServer:
             )
             self._wait(timeout)
             return
+        _fork_kernels_in(self.workdir / "config")
         command = [
             sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
             f"--port={self.port}", "--ip=127.0.0.1", f"--ServerApp.token={self.token}",
