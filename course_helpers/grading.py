@@ -731,6 +731,9 @@ def exit_status(grades: list[NotebookGrade]) -> int:
 
 
 if __name__ == "__main__":  # the worker: python -m course_helpers.grading --worker NOTEBOOK
+    from course_helpers.__main__ import skip_unused_iri_checker
+
+    skip_unused_iri_checker()
     _worker = argparse.ArgumentParser()
     _worker.add_argument("--worker", required=True)
     _worker.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT)
