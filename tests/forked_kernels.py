@@ -31,6 +31,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from typing import Any
 
 from jupyter_client.provisioning import LocalProvisioner
@@ -44,6 +45,9 @@ IMPORT_TIME_PREFIXES = (
     "PYTHON", "OMP_", "KMP_", "GOMP", "MKL", "OPENBLAS", "TORCH", "PYTORCH", "CUDA", "NVIDIA",
     "HIP", "ROCM", "LD_", "MALLOC", "TRITON", "XLA",
 )  # fmt: skip
+# ... except these, which torch itself sets in os.environ once inductor is imported (so a
+# test importing it would otherwise send every later kernel the slow way); read at run time.
+RUN_TIME_ONLY = ("TORCHINDUCTOR_CACHE_DIR",)
 
 # Runs in the template process (python -c). Requests and replies are JSON lines on two
 # pipes whose descriptors come as argv[1:3]; stdin/stdout/stderr stay the pytest process's,
@@ -136,6 +140,10 @@ def enabled() -> bool:
     return sys.platform == "linux" and not gpu_devices
 
 
+_BASE_ENV: dict[str, str] = {}
+_WARNED: set[tuple[str, ...]] = set()
+
+
 class _Template:
     """The template process of this pytest process, started on first use."""
 
@@ -145,8 +153,10 @@ class _Template:
     def __init__(self) -> None:
         to_template, self._requests = os.pipe()
         self._replies_fd, from_template = os.pipe()
-        env = dict(os.environ, COURSE_FORK_PRELOAD=json.dumps(PRELOAD))
-        self.env = env
+        # the environment at install(), not whatever a test has patched when the first
+        # kernel starts: a template made then would send every later kernel the slow way
+        self.env = dict(_BASE_ENV or os.environ)
+        env = dict(self.env, COURSE_FORK_PRELOAD=json.dumps(PRELOAD))
         self.process = subprocess.Popen(
             [sys.executable, "-c", _TEMPLATE, str(to_template), str(from_template)],
             pass_fds=(to_template, from_template),
@@ -175,9 +185,10 @@ class _Template:
             raise RuntimeError("the kernel template process exited")
         return json.loads(reply)
 
-    def agrees_with(self, env: dict[str, str]) -> bool:
+    def differences(self, env: dict[str, str]) -> list[str]:
+        """The import-time variables whose value in ``env`` is not the template's."""
         keys = {k for k in (*env, *self.env) if k.startswith(IMPORT_TIME_PREFIXES)}
-        return all(env.get(k) == self.env.get(k) for k in keys)
+        return sorted(k for k in keys - set(RUN_TIME_ONLY) if env.get(k) != self.env.get(k))
 
 
 class _ForkedKernel:
@@ -237,7 +248,15 @@ class ForkingProvisioner(LocalProvisioner):
         )
         if not (template.usable and plain_launch and stdout and stderr):
             return await super().launch_kernel(cmd, **kwargs)
-        if not template.agrees_with(env):
+        differences = template.differences(env)
+        if differences:
+            if tuple(differences) not in _WARNED:
+                _WARNED.add(tuple(differences))
+                warnings.warn(
+                    f"a fresh kernel process, not a forked one: {', '.join(differences)} "
+                    "differs from the test run's environment",
+                    stacklevel=2,
+                )
             return await super().launch_kernel(cmd, **kwargs)
         request = {
             "op": "fork",
@@ -258,6 +277,7 @@ def install() -> bool:
     """Make ``ForkingProvisioner`` this process's default; False where forking is off."""
     if not enabled():
         return False
+    _BASE_ENV.update(os.environ)
     from importlib.metadata import EntryPoint
 
     from jupyter_client.provisioning.factory import KernelProvisionerFactory

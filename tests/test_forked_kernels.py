@@ -106,6 +106,7 @@ def test_a_kernel_dying_reports_its_exit_code(forking):
         km.shutdown_kernel(now=True)
 
 
+@pytest.mark.filterwarnings("ignore:a fresh kernel process")
 def test_a_different_import_time_setting_gets_an_ordinary_kernel(forking):
     env = dict(os.environ, OMP_NUM_THREADS="2")  # read when torch is imported
     km, kc = _start(env=env)
@@ -115,6 +116,14 @@ def test_a_different_import_time_setting_gets_an_ordinary_kernel(forking):
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+def test_only_variables_read_at_import_decide():
+    template = forked_kernels._Template.get()
+    env = dict(template.env, TORCHINDUCTOR_CACHE_DIR="/tmp/x", COURSE_STRICT="1")
+    assert template.differences(env) == []
+    env.update(OMP_NUM_THREADS="7", PYTHONPATH="/elsewhere")
+    assert template.differences(env) == ["OMP_NUM_THREADS", "PYTHONPATH"]
 
 
 def test_forking_can_be_switched_off(monkeypatch):
