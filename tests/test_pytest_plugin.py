@@ -1,11 +1,13 @@
 """The course's nbval settings: what is compared, and the one sanitizer."""
 
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import nbformat
+import pytest
 
 from course_helpers.pytest_plugin import SANITIZERS
 
@@ -40,85 +42,89 @@ def test_sanitizer_leaves_other_text_alone():
     assert _sanitize(text) == text
 
 
-def _notebook(tmp_path: Path, outputs) -> Path:
+# Every probe notebook below goes through one nbval run in a child pytest (the course's
+# pytest config, so its plugin is loaded); each test reads its notebook's outcome there.
+
+
+def _write(path: Path, source: str, outputs) -> None:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {
         "name": "python3",
         "display_name": "Python 3",
         "language": "python",
     }
-    nb.cells = [nbformat.v4.new_code_cell("print('hello')", outputs=outputs, execution_count=1)]
-    path = tmp_path / "probe.ipynb"
+    nb.cells = [nbformat.v4.new_code_cell(source, outputs=outputs, execution_count=1)]
+    path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, path)
-    return path
 
 
-def _nbval(path: Path) -> subprocess.CompletedProcess:
-    root = Path(__file__).resolve().parent.parent
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval", str(path),
-         "--rootdir", str(root), "-c", str(root / "pyproject.toml")],
-        capture_output=True, text=True, cwd=root,
-    )  # fmt: skip
+def _stream(text: str) -> list:
+    return [nbformat.v4.new_output("stream", name="stdout", text=text)]
 
 
-def test_nbval_still_fails_on_a_real_text_difference(tmp_path):
-    wrong = [nbformat.v4.new_output("stream", name="stdout", text="goodbye\n")]
-    result = _nbval(_notebook(tmp_path, wrong))
-    assert result.returncode == 1, result.stdout
+SVG_SOURCE = (
+    "class P:\n"
+    "    def _repr_mimebundle_(self, include=None, exclude=None):\n"
+    "        return {'image/svg+xml': '<svg>drawn here</svg>',\n"
+    "                'text/plain': 'graph: n0 <- n1'}\n"
+    "P()"
+)
 
 
-def test_nbval_passes_on_the_same_text(tmp_path):
-    right = [nbformat.v4.new_output("stream", name="stdout", text="hello\n")]
-    result = _nbval(_notebook(tmp_path, right))
-    assert result.returncode == 0, result.stdout
+def _svg(svg: str, text: str) -> list:
+    data = {"image/svg+xml": svg, "text/plain": text}
+    return [nbformat.v4.new_output("execute_result", data=data, execution_count=1)]
 
 
-def _svg_notebook(tmp_path: Path, svg: str, text: str) -> Path:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    source = (
-        "class P:\n"
-        "    def _repr_mimebundle_(self, include=None, exclude=None):\n"
-        "        return {'image/svg+xml': '<svg>drawn here</svg>',\n"
-        "                'text/plain': 'graph: n0 <- n1'}\n"
-        "P()"
-    )
-    output = nbformat.v4.new_output(
-        "execute_result", data={"image/svg+xml": svg, "text/plain": text}, execution_count=1
-    )
-    nb.cells = [nbformat.v4.new_code_cell(source, outputs=[output], execution_count=1)]
-    path = tmp_path / "svg.ipynb"
-    nbformat.write(nb, path)
-    return path
-
-
-def test_svg_is_not_compared_but_its_text_form_is(tmp_path):
-    other_layout = _svg_notebook(tmp_path, "<svg>another layout</svg>", "graph: n0 <- n1")
-    assert _nbval(other_layout).returncode == 0
-    other_graph = _svg_notebook(tmp_path, "<svg>drawn here</svg>", "graph: n0 <- n2")
-    assert _nbval(other_graph).returncode == 1
-
-
-def test_kernel_env_matches_the_build_even_under_a_folder_named_solutions(tmp_path, monkeypatch):
+ENV_SOURCE = "import os\nprint(os.environ['COURSE_STRICT'], os.environ['COURSE_PROGRESS'])"
+PROBES = {
+    "wrong_text.ipynb": ("print('hello')", _stream("goodbye\n")),
+    "same_text.ipynb": ("print('hello')", _stream("hello\n")),
+    "svg_other_layout.ipynb": (SVG_SOURCE, _svg("<svg>another layout</svg>", "graph: n0 <- n1")),
+    "svg_other_graph.ipynb": (SVG_SOURCE, _svg("<svg>drawn here</svg>", "graph: n0 <- n2")),
     # a lesson in notebooks/ is not strict, even when the checkout sits under ".../solutions/";
     # and progress stays off even when the learner turned it on in their shell
-    folder = tmp_path / "solutions" / "course" / "notebooks"
-    folder.mkdir(parents=True)
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    source = "import os\nprint(os.environ['COURSE_STRICT'], os.environ['COURSE_PROGRESS'])"
-    stored = [nbformat.v4.new_output("stream", name="stdout", text="0 off\n")]
-    nb.cells = [nbformat.v4.new_code_cell(source, outputs=stored, execution_count=1)]
-    nbformat.write(nb, folder / "probe.ipynb")
-    monkeypatch.setenv("COURSE_PROGRESS", "on")
-    result = _nbval(folder / "probe.ipynb")
-    assert result.returncode == 0, result.stdout
+    "solutions/course/notebooks/env.ipynb": (ENV_SOURCE, _stream("0 off\n")),
+}
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory) -> dict[str, str]:
+    import xml.etree.ElementTree as ET
+
+    folder = tmp_path_factory.mktemp("probes")
+    for name, (source, outputs) in PROBES.items():
+        _write(folder / name, source, outputs)
+    root = Path(__file__).resolve().parent.parent
+    report = folder / "report.xml"
+    env = dict(os.environ, COURSE_PROGRESS="on")
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval", str(folder),
+         "--rootdir", str(root), "-c", str(root / "pyproject.toml"), f"--junitxml={report}"],
+        capture_output=True, text=True, cwd=root, env=env, check=False,
+    )  # fmt: skip
+    # junit names a notebook by its path under the run's folder, "/" written as "."
+    names = {name.replace("/", "."): name for name in PROBES}
+    results = {}
+    for case in ET.parse(report).getroot().iter("testcase"):
+        failed = case.find("failure") is not None or case.find("error") is not None
+        results[names[case.get("classname")]] = "failed" if failed else "passed"
+    assert set(results) == set(PROBES), results
+    return results
+
+
+def test_nbval_still_fails_on_a_real_text_difference(outcomes):
+    assert outcomes["wrong_text.ipynb"] == "failed"
+
+
+def test_nbval_passes_on_the_same_text(outcomes):
+    assert outcomes["same_text.ipynb"] == "passed"
+
+
+def test_svg_is_not_compared_but_its_text_form_is(outcomes):
+    assert outcomes["svg_other_layout.ipynb"] == "passed"
+    assert outcomes["svg_other_graph.ipynb"] == "failed"
+
+
+def test_kernel_env_matches_the_build_even_under_a_folder_named_solutions(outcomes):
+    assert outcomes["solutions/course/notebooks/env.ipynb"] == "passed"
