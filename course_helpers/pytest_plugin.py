@@ -3,6 +3,8 @@
 It makes ``pytest --nbval`` runs of the course hermetic and strict:
 
 - checks never write to the learner's progress database (``COURSE_PROGRESS=off``);
+- kernels are forked from a process that imported torch once, where that is safe
+  (``course_helpers.forked_kernels``; ``COURSE_FORK_KERNELS=0`` turns it off);
 - notebooks under ``solutions/`` run with ``COURSE_STRICT=1``, so an exercise whose
   reference solution fails its own check fails the cell instead of printing feedback;
 - ``image/svg+xml`` outputs are not compared as text: a graph picture's SVG depends
@@ -28,6 +30,16 @@ import pytest
 def pytest_configure(config):
     # forced, not defaulted: a learner's COURSE_PROGRESS=on must not let tests write there
     os.environ["COURSE_PROGRESS"] = "off"
+    # kernels forked from a template that imported torch once (course_helpers.forked_kernels);
+    # COURSE_FORK_KERNELS=0 gives every notebook a fresh kernel process instead
+    from course_helpers import forked_kernels
+
+    config.course_forked_kernels = forked_kernels.install()
+
+
+def pytest_report_header(config):
+    forked = getattr(config, "course_forked_kernels", False)
+    return "course kernels: " + ("forked from a template" if forked else "fresh processes")
 
 
 SANITIZERS = {

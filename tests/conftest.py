@@ -2,7 +2,6 @@
 
 import os
 
-import forked_kernels
 import pytest
 from lab_server import CHROMIUM, CHROMIUM_ARGS, LabServer
 
@@ -34,18 +33,8 @@ def pytest_collection_modifyitems(config, items):
         items[:] = slow + [item for item in items if not item.nodeid.startswith(SLOW_NOTEBOOKS)]
 
 
-def pytest_configure(config):
-    # Kernels forked from a template that imported torch once (tests/forked_kernels.py);
-    # COURSE_FORK_KERNELS=0 gives every test a fresh kernel process instead.
-    config.course_forked_kernels = forked_kernels.install()
-
-
 def pytest_report_header(config):
-    kernels = "forked from a template" if config.course_forked_kernels else "fresh processes"
-    return (
-        f"course env: OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, "
-        f"test kernels: {kernels}"
-    )
+    return f"course env: OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}"
 
 
 # ------------------------------------------------------------------ browser tests (lab, Chromium)

@@ -61,14 +61,13 @@ def _write_settings(settings_dir: Path) -> None:
 
 def _fork_kernels_in(config_dir: Path) -> None:
     """Kernels this server starts are forked from a template that imported torch once
-    (tests/forked_kernels.py), as the test kernels are; `make lab` itself is left alone."""
-    import forked_kernels
+    (course_helpers.forked_kernels), as nbval's are; `make lab` itself is left alone."""
+    from course_helpers import forked_kernels
 
     if forked_kernels.enabled():
         config_dir.mkdir(parents=True, exist_ok=True)
         (config_dir / "jupyter_server_config.py").write_text(
-            f"import sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
-            "import forked_kernels\nforked_kernels.install()\n"
+            "from course_helpers import forked_kernels\nforked_kernels.install()\n"
         )
 
 

@@ -1,11 +1,12 @@
-"""tests/forked_kernels.py: a forked kernel behaves as a freshly launched one where it matters."""
+"""course_helpers.forked_kernels: a forked kernel acts as a launched one where it matters."""
 
 import os
 import time
 
-import forked_kernels
 import pytest
 from jupyter_client.manager import KernelManager
+
+from course_helpers import forked_kernels
 
 
 @pytest.fixture
@@ -21,7 +22,7 @@ def forking(monkeypatch):
         forked_kernels.NAME,
         EntryPoint(
             name=forked_kernels.NAME,
-            value="forked_kernels:ForkingProvisioner",
+            value="course_helpers.forked_kernels:ForkingProvisioner",
             group=factory.GROUP_NAME,
         ),
     )

@@ -1,4 +1,4 @@
-"""Test-suite kernels forked from a process that has already imported torch.
+"""Kernels for `pytest --nbval` forked from a process that has already imported torch.
 
 Every notebook the suite runs starts a Jupyter kernel, and every fresh kernel spends about
 3 s of CPU importing torch and ``torch._dynamo`` (the first ``torch.optim`` optimizer
@@ -18,7 +18,8 @@ It forks only where that is safe, and otherwise launches the ordinary way:
 
 The build (``python -m course_helpers build``) and JupyterLab always use ordinary kernels,
 so the stored outputs nbval compares against come from fresh processes: a difference a
-forked kernel made would fail the suite. Installed by ``tests/conftest.py``.
+forked kernel made would fail the suite. Installed by ``course_helpers.pytest_plugin`` (so
+``pytest --nbval notebooks solutions`` gets it too) and by the browser tests' JupyterLab.
 """
 
 from __future__ import annotations
