@@ -16,8 +16,8 @@ It forks only where that is safe, and otherwise launches the ordinary way:
   bubblewrap command is not), and the environment agrees with the template's on every
   variable read while modules are imported (``PYTHON*``, ``OMP_*``, ``TORCH*``, ...).
 
-The build (``python -m course_helpers build``) and JupyterLab always use ordinary kernels,
-so the stored outputs nbval compares against come from fresh processes: a difference a
+The build (``python -m course_helpers build``), ``make lab`` and grading always use ordinary
+kernels, so the stored outputs nbval compares against come from fresh processes: a difference a
 forked kernel made would fail the suite. Installed by ``course_helpers.pytest_plugin`` (so
 ``pytest --nbval notebooks solutions`` gets it too) and by the browser tests' JupyterLab.
 """
@@ -142,7 +142,7 @@ def enabled() -> bool:
 
 
 _BASE_ENV: dict[str, str] = {}
-_WARNED: set[tuple[str, ...]] = set()
+_WARNED: set = set()  # what a warning has already been given for
 
 
 class _Template:
@@ -247,6 +247,13 @@ class ForkingProvisioner(LocalProvisioner):
             and os.path.realpath(cmd[0]) == os.path.realpath(sys.executable)
             and cmd[1:3] == ["-m", "ipykernel_launcher"]
         )
+        if not template.usable and "threads" not in _WARNED:
+            _WARNED.add("threads")
+            warnings.warn(
+                "fresh kernel processes, not forked ones: the template process runs more than "
+                "one thread (set OMP_NUM_THREADS=1, as make test does)",
+                stacklevel=2,
+            )
         if not (template.usable and plain_launch and stdout and stderr):
             return await super().launch_kernel(cmd, **kwargs)
         differences = template.differences(env)
