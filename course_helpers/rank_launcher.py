@@ -91,7 +91,7 @@ for line in requests:
                 if done:
                     codes[i] = os.waitstatus_to_exitcode(status)
         failed = any(code not in (None, 0) for code in codes)
-        timed_out = timed_out or time.monotonic() > deadline
+        timed_out = timed_out or (None in codes and time.monotonic() > deadline)
         if (failed or timed_out) and not stopping and None in codes:
             stopping = True  # as torchrun does: one rank failed, stop the others
             for i, pid in enumerate(pids):

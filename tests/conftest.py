@@ -17,7 +17,8 @@ def _isolated_course_env(monkeypatch, tmp_path):
     yield
 
 
-# The lesson-13 notebooks launch torchrun (three and five times, about 30 s each under nbval).
+# The lesson-13 notebooks are the slowest: the lesson launches real torchrun three times
+# (about 40 s under nbval), the solutions start a rank template (about 10 s).
 # Collected last, one worker ran them alone at the end of `make test`; started first, the
 # many small items fill the other worker around them (pytest-xdist --dist loadfile with
 # --no-loadscope-reorder hands out files in this order).
