@@ -33,7 +33,7 @@ def _scenarios():
     import torch
 
     from course_helpers import check
-    from course_helpers.exercises import catalog
+    from course_helpers.lessons import catalog
 
     function_exercise = next(e for e in catalog() if e.kind == "function")
     first_tensor = torch.tensor([1.0, 2.0, 3.0])

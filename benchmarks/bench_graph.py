@@ -23,7 +23,7 @@ import warnings
 import torch
 
 from course_helpers import draw_graph, replay_backward
-from course_helpers.graph import graphviz_dot
+from course_helpers.graphs.dot import graphviz_dot
 
 
 def chain(n):

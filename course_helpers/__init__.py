@@ -26,19 +26,19 @@ __version__ = "0.1.0"
 
 # public name -> module that defines it
 _LAZY = {
-    "get_device": "course_helpers.device",
-    "setup_notebook": "course_helpers.notebook",
-    "cpu_generator": "course_helpers.notebook",
-    "draw_graph": "course_helpers.graph",
-    "GraphPicture": "course_helpers.graph",
-    "torchviz_graph": "course_helpers.graph",
-    "replay_backward": "course_helpers.replay",
-    "check": "course_helpers.checking",
-    "CheckResult": "course_helpers.checking",
-    "hint": "course_helpers.hints",
-    "progress": "course_helpers.progress_store",
-    "quiz": "course_helpers.quizzes",
-    "ExerciseFailed": "course_helpers.checking",
+    "get_device": "course_helpers.environment.device",
+    "setup_notebook": "course_helpers.environment.notebook",
+    "cpu_generator": "course_helpers.environment.notebook",
+    "draw_graph": "course_helpers.graphs.picture",
+    "GraphPicture": "course_helpers.graphs.picture",
+    "torchviz_graph": "course_helpers.graphs.torchviz_bridge",
+    "replay_backward": "course_helpers.graphs.replay",
+    "check": "course_helpers.checking.checker",
+    "CheckResult": "course_helpers.checking.checker",
+    "hint": "course_helpers.checking.hints",
+    "progress": "course_helpers.checking.progress",
+    "quiz": "course_helpers.checking.quizzes",
+    "ExerciseFailed": "course_helpers.checking.checker",
     "CourseError": "course_helpers.errors",
 }
 

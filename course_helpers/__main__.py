@@ -6,10 +6,10 @@ import importlib
 import sys
 
 COMMANDS = {
-    "doctor": ("course_helpers.doctor", "print an environment report for bug reports"),
-    "build": ("course_helpers.build", "generate exercises and execute the notebooks"),
-    "progress": ("course_helpers.progress_store", "show your exercise progress per lesson"),
-    "grade": ("course_helpers.grading", "grade learners' exercise notebooks headlessly"),
+    "doctor": ("course_helpers.environment.doctor", "print an environment report for bug reports"),
+    "build": ("course_helpers.authoring.build", "generate exercises and execute the notebooks"),
+    "progress": ("course_helpers.checking.progress", "show your exercise progress per lesson"),
+    "grade": ("course_helpers.grading.command", "grade learners' exercise notebooks headlessly"),
 }
 
 

@@ -1,4 +1,4 @@
-"""The one exception type the helpers raise for bad input."""
+"""The exception types the helpers raise: bad input (``CourseError``), hidden answer keys."""
 
 
 class OneLineTraceback:
@@ -16,3 +16,7 @@ class CourseError(OneLineTraceback, Exception):
     The message always names the problem and the fix. In notebooks it is shown
     without a traceback into the helpers' internals (``_render_traceback_``).
     """
+
+
+class ReferenceHidden(CourseError):
+    """Raised by a reference while a notebook is being graded (see ``grading.redact``)."""

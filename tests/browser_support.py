@@ -216,7 +216,7 @@ def assert_stored_outputs_render(page, relative: str) -> None:
 def _first_value_exercise(relative: str):
     import nbformat
 
-    from course_helpers.exercises import get
+    from course_helpers.lessons import get
 
     nb = nbformat.read(ROOT / relative, as_version=4)
     for index, cell in enumerate(nb.cells):

@@ -61,8 +61,8 @@ def _write_settings(settings_dir: Path) -> None:
 
 def _fork_kernels_in(config_dir: Path) -> None:
     """Kernels this server starts are forked from a template that imported torch once
-    (course_helpers.forked_kernels), as nbval's are; `make lab` itself is left alone."""
-    from course_helpers import forked_kernels
+    (course_helpers.testing.forked_kernels), as nbval's are; `make lab` itself is left alone."""
+    from course_helpers.testing import forked_kernels
 
     if forked_kernels.enabled():
         config_dir.mkdir(parents=True, exist_ok=True)

@@ -4,9 +4,11 @@ that rewrites the learner's own answer, and never tells whether it was right."""
 import pytest
 import torch
 
-from course_helpers.checking import check, collect, judge
-from course_helpers.exercises import catalog, get
-from course_helpers.exercises.model import Exercise
+from course_helpers.checking.checker import check
+from course_helpers.checking.judges import judge
+from course_helpers.checking.submissions import collect
+from course_helpers.lessons import catalog, get
+from course_helpers.lessons.model import Exercise
 
 TUPLE_PREDICTIONS = [
     e.id

@@ -6,8 +6,8 @@ import sqlite3
 import pytest
 import torch
 
-from course_helpers.checking import check
-from course_helpers.progress_store import database_path
+from course_helpers.checking.checker import check
+from course_helpers.checking.progress import database_path
 
 
 @pytest.fixture

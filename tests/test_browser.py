@@ -175,7 +175,7 @@ def _saved_widget_state(lab, relative: str) -> dict:
 
 
 def test_an_exercise_notebook_survives_save_reopen_and_restart(browser, lab):
-    from course_helpers.feedback import MISSING_NOTE
+    from course_helpers.widgets import MISSING_NOTE
 
     relative = "exercises/03_shapes_and_views.ipynb"
     index, exercise = _first_value_exercise(relative)
@@ -228,7 +228,7 @@ def test_an_exercise_notebook_survives_save_reopen_and_restart(browser, lab):
 
 
 def test_lesson_05_replay_and_hint_survive_save_and_reopen(browser, lab):
-    from course_helpers.feedback import STALE_NOTE
+    from course_helpers.widgets import STALE_NOTE
 
     relative = "notebooks/05_autograd_graphs.ipynb"
     nb = nbformat_read(relative)

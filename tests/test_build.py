@@ -6,8 +6,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_helpers import build
-from course_helpers.exercise_stubs import (
+from course_helpers.authoring import build
+from course_helpers.authoring.stubs import (
     MarkerError,
     find_leaks,
     make_exercise_notebook,

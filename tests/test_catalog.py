@@ -5,10 +5,10 @@ import re
 import pytest
 import torch
 
-from course_helpers.checking import check
-from course_helpers.exercises import catalog
-from course_helpers.exercises.model import KINDS
-from course_helpers.notebook import cpu_generator
+from course_helpers.checking.checker import check
+from course_helpers.environment.notebook import cpu_generator
+from course_helpers.lessons import catalog
+from course_helpers.lessons.model import KINDS
 
 LESSON_STEMS = (
     "00_start_here",
@@ -132,7 +132,7 @@ def test_a_wrong_answer_fails(exercise):
 
 
 def test_autograd_attributes_are_validated():
-    from course_helpers.exercises.model import AUTOGRAD_ATTRIBUTES, Exercise
+    from course_helpers.lessons.model import AUTOGRAD_ATTRIBUTES, Exercise
 
     assert AUTOGRAD_ATTRIBUTES == (
         "requires_grad",
@@ -155,7 +155,7 @@ def test_autograd_attributes_are_validated():
 def test_the_exercise_has_no_unused_fields():
     from dataclasses import fields
 
-    from course_helpers.exercises.model import Exercise
+    from course_helpers.lessons.model import Exercise
 
     names = {f.name for f in fields(Exercise)}
     assert not names & {"question", "device"}

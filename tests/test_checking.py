@@ -7,16 +7,11 @@ import torch
 from answer_cells import run_in_kernel
 
 import course_helpers
-import course_helpers.exercises as exercises
-from course_helpers.checking import (
-    CheckResult,
-    ExerciseFailed,
-    check,
-    collect,
-    judge,
-    load_submission,
-)
-from course_helpers.exercises.model import Exercise
+import course_helpers.lessons as exercises
+from course_helpers.checking.checker import CheckResult, ExerciseFailed, check
+from course_helpers.checking.judges import judge
+from course_helpers.checking.submissions import collect, load_submission
+from course_helpers.lessons.model import Exercise
 
 HINTS = ("a nudge", "a stronger hint", "nearly the answer")
 
@@ -167,7 +162,7 @@ def test_strict_mode_raises_a_short_assertion(monkeypatch):
 
 
 def test_learning_mode_never_raises_even_when_the_checker_breaks(monkeypatch):
-    import course_helpers.checking as checking
+    import course_helpers.checking.checker as checking
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
@@ -370,15 +365,15 @@ def test_error_kind_wrong_too_general_and_nonsense():
 
 
 def test_grading_mode_keeps_every_attempt_for_the_grader(monkeypatch, tmp_path):
-    from course_helpers import checking
+    from course_helpers.checking import submissions
 
     monkeypatch.setenv("COURSE_GRADING_DIR", "1")
-    monkeypatch.setattr(checking, "_grader_log", [])
+    monkeypatch.setattr(submissions, "_grader_log", [])
     check("00.first_tensor", torch.tensor([1.0, 2.0, 4.0]))
     check("00.first_tensor", torch.tensor([1.0, 2.0, 3.0]))
     check("99.row_sums", _row_sums)
     assert list(tmp_path.iterdir()) == []  # nothing is written while the notebook runs
-    checking.dump_for_grader(tmp_path)
+    submissions.dump_for_grader(tmp_path)
     log = load_submission(tmp_path / "log.pt")["attempts"]
     assert [i for i, _ in log] == ["00.first_tensor", "00.first_tensor", "99.row_sums"]
     assert not judge(exercises.get("00.first_tensor"), log[0][1]).passed
@@ -405,8 +400,9 @@ def test_judging_ignores_a_patched_torch_in_the_collecting_process(monkeypatch):
 
 
 def test_hint_widget_has_a_fixed_text_form_and_reveals_hints():
-    from course_helpers.feedback import hint_widget, widgets_available
-    from course_helpers.hints import _shown, reset_hints
+    from course_helpers.checking.feedback import hint_widget
+    from course_helpers.checking.hints import _shown, reset_hints
+    from course_helpers.widgets import widgets_available
 
     reset_hints()
     box = hint_widget("00.first_tensor")
@@ -471,7 +467,7 @@ def test_an_error_in_the_learners_function_offers_a_hint():
 def test_an_error_of_the_course_offers_no_hint(monkeypatch):
     unknown = check("00.first_tenser", 1)
     assert unknown.status == "error" and "hint(" not in str(unknown)
-    import course_helpers.checking as checking
+    import course_helpers.checking.checker as checking
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
@@ -768,12 +764,12 @@ def test_exercise_failed_and_course_error_render_the_same_one_line():
 def test_checking_never_moves_the_learners_random_generator():
     # 11.evaluate and 12.evaluate_no_graph build nn.Linear cases; 07.freeze_first and
     # 10.stuck_parameters build seeded references: none may change torch's global RNG.
-    from course_helpers import checking
-    from course_helpers.exercises import get, model
+    from course_helpers.checking import function_judge
+    from course_helpers.lessons import get, model
 
     for exercise_id in ("11.evaluate", "12.evaluate_no_graph", "07.freeze_first"):
         model._build.cache_clear()  # build references and cases afresh inside the check
-        checking._reference_cache.clear()
+        function_judge._reference_cache.clear()
         torch.manual_seed(0)
         expected = torch.rand(3)
         torch.manual_seed(0)

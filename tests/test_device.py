@@ -2,7 +2,7 @@ import pytest
 import torch
 
 import course_helpers
-from course_helpers import device as device_module
+from course_helpers.environment import device as device_module
 from course_helpers.errors import CourseError
 
 

@@ -1,4 +1,4 @@
-"""The ordered diagnosis of an answer against the reference (course_helpers.diagnosis)."""
+"""The ordered diagnosis of an answer against the reference (course_helpers.checking.diagnosis)."""
 
 import io
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from course_helpers.diagnosis import describe, diagnose, fmt_number
-from course_helpers.predictions import diagnose_prediction
+from course_helpers.checking.diagnosis import describe, diagnose, fmt_number
+from course_helpers.checking.predictions import diagnose_prediction
 
 
 def gen(seed=0):

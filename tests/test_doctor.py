@@ -3,7 +3,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from course_helpers import doctor
+from course_helpers.environment import doctor
 
 
 def _by_name():

@@ -100,7 +100,7 @@ def _numbers(reference) -> list[float]:
 def test_run_all_never_shows_the_answer_of_a_by_hand_exercise(path, course_env):
     """Issue 12: Run All printed autograd's answer right under "work it out by hand". No
     output from a by-hand or prediction exercise's check to the next heading may show it."""
-    from course_helpers.exercises import get
+    from course_helpers.lessons import get
 
     cells = _run(path).cells
     for index, cell in enumerate(cells):

@@ -4,9 +4,10 @@ import dataclasses
 
 import torch
 
-from course_helpers import diagnosis as dx
-from course_helpers.checking import collect, judge
-from course_helpers.exercises.model import Exercise
+from course_helpers.checking import diagnosis as dx
+from course_helpers.checking.judges import judge
+from course_helpers.checking.submissions import collect
+from course_helpers.lessons.model import Exercise
 
 
 def _autograd(reference, context="", attributes=("requires_grad",)):

@@ -1,4 +1,4 @@
-"""course_helpers.forked_kernels: a forked kernel acts as a launched one where it matters."""
+"""testing.forked_kernels: a forked kernel acts as a launched one where it matters."""
 
 import os
 import time
@@ -6,7 +6,7 @@ import time
 import pytest
 from jupyter_client.manager import KernelManager
 
-from course_helpers import forked_kernels
+from course_helpers.testing import forked_kernels
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ def forking(monkeypatch):
         forked_kernels.NAME,
         EntryPoint(
             name=forked_kernels.NAME,
-            value="course_helpers.forked_kernels:ForkingProvisioner",
+            value="course_helpers.testing.forked_kernels:ForkingProvisioner",
             group=factory.GROUP_NAME,
         ),
     )

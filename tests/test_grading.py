@@ -14,16 +14,15 @@ from xml.etree import ElementTree
 import nbformat
 import pytest
 
-from course_helpers.grading import (
+from course_helpers.grading.command import main, notebook_paths
+from course_helpers.grading.grade import (
     ExerciseGrade,
     NotebookGrade,
     exercise_ids_in,
-    exit_status,
     expected_ids,
     grade_notebook,
-    main,
-    notebook_paths,
 )
+from course_helpers.grading.reports import exit_status
 
 FIXTURES = Path(__file__).parent / "fixtures" / "grading"
 NAMES = ("hanging", "correct", "tampering", "crashing")  # the 15-s wait first, the rest beside it
@@ -214,12 +213,12 @@ def test_invalid_records_are_named():
 
 
 def test_suspicious_code_is_flagged_per_cell():
-    from course_helpers.grading import suspicious_code
+    from course_helpers.grading.tampering import suspicious_code
 
     nb = _notebook(
         "x = 1\ncheck('00.first_tensor', x)",
         "import torch\ntorch.allclose = lambda *a, **k: True",
-        "from course_helpers.exercises import get\ny = get('00.first_tensor').reference",
+        "from course_helpers.lessons import get\ny = get('00.first_tensor').reference",
         "import os\nos.environ['COURSE_GRADING_DIR']",
         "%time z = 2",
     )
@@ -234,7 +233,8 @@ def test_the_course_s_own_solutions_raise_no_flag():
     # an instructor grading 300 copies of lesson 13 must not see 300 false alarms
     import nbformat
 
-    from course_helpers.grading import SOLUTIONS, suspicious_code
+    from course_helpers.grading.grade import SOLUTIONS
+    from course_helpers.grading.tampering import suspicious_code
 
     flags = {
         path.name: suspicious_code(nbformat.read(path, as_version=4))
@@ -245,14 +245,14 @@ def test_the_course_s_own_solutions_raise_no_flag():
 
 
 def test_honest_names_are_not_flagged_but_the_attacks_still_are():
-    from course_helpers.grading import suspicious_code
+    from course_helpers.grading.tampering import suspicious_code
 
     nb = _notebook(
         "def match_like(values, reference):\n    return values.to(reference.dtype)",
         "checkpoint = {'step': 3}",
-        "from course_helpers.exercises.lesson13 import run_on_two_ranks",
+        "from course_helpers.lessons.lesson13.exercises import run_on_two_ranks",
         "check = lambda *a: True",
-        "from course_helpers.exercises.lesson13 import EXERCISES",
+        "from course_helpers.lessons.lesson13.exercises import EXERCISES",
     )
     reasons = suspicious_code(nb)
     assert not any(r.startswith(("cell 1:", "cell 2:", "cell 3:")) for r in reasons), reasons
@@ -261,7 +261,7 @@ def test_honest_names_are_not_flagged_but_the_attacks_still_are():
 
 
 def test_csv_gradebook_has_a_column_per_exercise():
-    from course_helpers.grading import to_csv
+    from course_helpers.grading.reports import to_csv
 
     a = NotebookGrade("a.ipynb", "completed", [ExerciseGrade("00.x", "passed", "", 1)])
     b = NotebookGrade("b.ipynb", "completed", [ExerciseGrade("00.y", "failed", "", 0)], ["why"])

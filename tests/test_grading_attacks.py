@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from course_helpers import sandbox
+from course_helpers.grading import sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 ATTACKS = Path(__file__).parent / "fixtures" / "grading" / "attacks"
@@ -44,7 +44,7 @@ def _grade(tmp: Path, names: list[str], *extra: str) -> dict:
         check=False,
     )
     report = json.loads((tmp / "r.json").read_text())
-    lesson = package / "exercises" / "lesson00.py"
+    lesson = package / "lessons" / "lesson00" / "exercises.py"
     return {
         "status": done.returncode,
         "stderr": done.stderr,
@@ -96,7 +96,7 @@ def test_records_written_into_grading_folders_count_for_nothing(batch):
 
 
 def test_reading_the_reference_earns_nothing_and_is_flagged_for_review(batch):
-    # in the sandbox the kernel's exercises package has no references (course_helpers.redact)
+    # in the sandbox the kernel's exercises package has no references (grading.redact)
     nb = batch["by_name"]["reads_reference"]
     assert points(nb, "00.first_tensor")["points"] == (0 if sandbox.bwrap_works() else 1)
     assert any("reference" in reason for reason in nb["review"])
@@ -106,21 +106,23 @@ def test_reading_the_reference_earns_nothing_and_is_flagged_for_review(batch):
 def test_the_sandbox_shows_no_answer_keys(tmp_path):
     probe = """
 import pathlib, sys
-from course_helpers.exercises import get
-from course_helpers.redact import ReferenceHidden
+from course_helpers.lessons import get
+from course_helpers.grading.redact import ReferenceHidden
 try:
     get("01.every_other_column").reference
 except ReferenceHidden:
     print("reference hidden")
 print("solution:", repr(get("01.every_other_column").solution))
 package = pathlib.Path(sys.argv[1])
-print("source has it:", "x[:, ::2]" in (package / "exercises" / "lesson01.py").read_text())
+lesson01 = package / "lessons" / "lesson01" / "exercises.py"
+print("source has it:", "x[:, ::2]" in lesson01.read_text())
 for name in ("solutions", ".git"):
     folder = package.parent / name
     print(name, "empty:", not folder.is_dir() or not any(folder.iterdir()))
 """
-    package = Path(sandbox.__file__).resolve().parent
-    assert "x[:, ::2]" in (package / "exercises" / "lesson01.py").read_text()  # outside: there
+    package = Path(sandbox.__file__).resolve().parents[1]
+    lesson01 = package / "lessons" / "lesson01" / "exercises.py"
+    assert "x[:, ::2]" in lesson01.read_text()  # outside the sandbox: there
     done = subprocess.run(
         sandbox.command([sys.executable, "-c", probe, str(package)], tmp_path, []),
         capture_output=True,

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from course_helpers import CourseError, GraphPicture, draw_graph, torchviz_graph
-from course_helpers import graph as graph_module
+from course_helpers.graphs import dot as graph_module
 
 GOLDEN = Path(__file__).parent / "golden" / "graph"
 ROOT = Path(__file__).resolve().parents[1]

@@ -2,7 +2,7 @@
 
 import re
 
-from course_helpers.exercises import catalog
+from course_helpers.lessons import catalog
 
 
 def solution_lines(exercise) -> list[str]:

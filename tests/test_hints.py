@@ -6,9 +6,9 @@ import pytest
 from answer_cells import run_in_kernel
 
 import course_helpers
+from course_helpers.checking.hints import hint, reset_hints, solution
 from course_helpers.errors import CourseError
-from course_helpers.exercises import catalog, get
-from course_helpers.hints import hint, reset_hints, solution
+from course_helpers.lessons import catalog, get
 
 
 @pytest.fixture(autouse=True)
@@ -90,7 +90,8 @@ def test_a_hint_called_mid_cell_is_shown_once_where_it_is_called():
 
 
 def test_the_hint_box_carries_a_note_for_when_its_kernel_is_gone():
-    from course_helpers.feedback import STALE_NOTE, WIDGET_CSS, hint_widget
+    from course_helpers.checking.feedback import hint_widget
+    from course_helpers.widgets import STALE_NOTE, WIDGET_CSS
 
     box = hint_widget("00.first_tensor")
     assert "course-widget" in box._dom_classes  # what the stylesheet's rules select
@@ -104,7 +105,7 @@ def test_the_hint_box_carries_a_note_for_when_its_kernel_is_gone():
 def test_a_widget_that_cannot_be_displayed_leaves_a_line_of_text(monkeypatch, capsys):
     import IPython.display
 
-    from course_helpers.feedback import display_widget
+    from course_helpers.widgets import display_widget
 
     def broken(*args, **kwargs):
         raise ImportError("cannot import name 'Widget'")
@@ -117,7 +118,7 @@ def test_a_widget_that_cannot_be_displayed_leaves_a_line_of_text(monkeypatch, ca
 
 
 def test_in_a_kernel_the_stylesheet_comes_only_with_outputs_followed_by_a_widget():
-    from course_helpers.feedback import widget_style
+    from course_helpers.widgets import widget_style
 
     nb = run_in_kernel(
         [

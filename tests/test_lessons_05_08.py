@@ -13,7 +13,7 @@ import pytest
 import torch
 from torch import nn
 
-from course_helpers.exercises import get
+from course_helpers.lessons import get
 
 
 def _option_showing(exercise_id: str, value) -> str:

@@ -8,13 +8,17 @@ import io
 import torch
 from torch import nn
 
-from course_helpers import checking
-from course_helpers.exercises import get, lesson09, lesson10, lesson12
+from course_helpers.checking.judges import judge
+from course_helpers.checking.submissions import collect
+from course_helpers.lessons import get
+from course_helpers.lessons.lesson09 import exercises as lesson09
+from course_helpers.lessons.lesson10 import exercises as lesson10
+from course_helpers.lessons.lesson12 import exercises as lesson12
 
 
 def _verdict(exercise_id: str, answer):
     exercise = get(exercise_id)
-    return checking.judge(exercise, checking.collect(exercise, answer))
+    return judge(exercise, collect(exercise, answer))
 
 
 # ----------------------------------------------------------------------------------- lesson 09

@@ -10,10 +10,10 @@ import torch.nn.functional as F
 from answer_cells import check_answer_cell
 
 from course_helpers import check
-from course_helpers.exercises import get
-from course_helpers.exercises.lesson11 import _small_data
-from course_helpers.exercises.lesson11 import probe as _probe
-from course_helpers.exercises.lesson12 import _evaluate_cases as _evaluate12_cases
+from course_helpers.lessons import get
+from course_helpers.lessons.lesson11.exercises import _small_data
+from course_helpers.lessons.lesson11.exercises import probe as _probe
+from course_helpers.lessons.lesson12.exercises import _evaluate_cases as _evaluate12_cases
 
 
 # --------------------------------------------------------------------------- 11.gd_step

@@ -8,9 +8,11 @@ import torch
 from answer_cells import as_answer_cell, check_answer_cell
 from torch import nn
 
-from course_helpers import check, method_checks
-from course_helpers.checking import collect, judge
-from course_helpers.exercises import catalog, get
+from course_helpers import check
+from course_helpers.checking import method_checks
+from course_helpers.checking.judges import judge
+from course_helpers.checking.submissions import collect
+from course_helpers.lessons import catalog, get
 
 
 def predict_detached(weight, inputs):
@@ -91,7 +93,7 @@ answer = (mean_loss, loss)
 
 
 def _run_cell(source: str):
-    from course_helpers.notebook import cpu_generator
+    from course_helpers.environment.notebook import cpu_generator
 
     names = {"torch": torch, "nn": nn, "cpu_generator": cpu_generator}
     exec(EVAL_SETUP + source, names)

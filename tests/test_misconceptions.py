@@ -2,12 +2,15 @@
 
 import pytest
 
-from course_helpers import misconceptions
-from course_helpers.checking import check, collect, judge
-from course_helpers.exercises import catalog, get
-from course_helpers.misconceptions import Misconception
+from course_helpers import lessons
+from course_helpers.checking import misconceptions
+from course_helpers.checking.checker import check
+from course_helpers.checking.judges import judge
+from course_helpers.checking.submissions import collect
+from course_helpers.lessons import catalog, get
+from course_helpers.lessons.model import Misconception
 
-ENTRIES = misconceptions.catalogue()
+ENTRIES = lessons.catalogue()
 LABELS = [f"{m.exercise_id}:{m.label}" for m in ENTRIES]
 
 
@@ -105,7 +108,7 @@ def test_an_explanation_never_gives_the_answer_away(entry):
 
 def test_entries_of_one_exercise_are_different_answers():
     for exercise_id in {m.exercise_id for m in ENTRIES}:
-        entries = misconceptions.for_exercise(exercise_id)
+        entries = lessons.for_exercise(exercise_id)
         exercise = get(exercise_id)
         for entry in entries:
             matched = misconceptions.match(
@@ -126,8 +129,8 @@ def test_a_broken_entry_never_breaks_a_check(monkeypatch):
         raise RuntimeError("bug in the catalogue")
 
     bad = Misconception("03.permute_shape", "broken", broken, "never shown")
-    real = misconceptions.catalogue()
-    monkeypatch.setattr(misconceptions, "catalogue", lambda: (bad, *real))
+    real = lessons.catalogue()
+    monkeypatch.setattr(lessons, "catalogue", lambda: (bad, *real))
     result = check("03.permute_shape", (4, 3, 5, 2))
     assert result.status == "failed"
     assert "inverse permutation" in result.message
@@ -142,9 +145,9 @@ def test_a_right_answer_is_never_matched():
 
 
 def _judges():
-    from course_helpers import checking
+    from course_helpers.checking.judges import JUDGES
 
-    return checking._JUDGES
+    return JUDGES
 
 
 # Exercises whose kind cannot have three different wrong answers (issue 12: "at least 3 per
@@ -163,7 +166,7 @@ def _catalogued_wrong_answers(exercise) -> int:
     """How many typical wrong answers an exercise has catalogued: its misconception entries,
     plus, for a multiple-choice exercise, the explanations of its wrong options (at most
     every wrong option) and, for an error exercise, the explanations of wrong classes."""
-    entries = len(misconceptions.for_exercise(exercise.id))
+    entries = len(lessons.for_exercise(exercise.id))
     reference = exercise.reference
     if exercise.kind == "choice" and exercise.options is not None:
         wrong = [k for k in exercise.explanations if str(k) != str(reference)]

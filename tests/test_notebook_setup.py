@@ -125,7 +125,7 @@ def test_full_tracebacks_on_request():
 def test_library_frames_are_told_from_the_learners():
     import torch
 
-    from course_helpers.tracebacks import _library, _library_dirs, hidden_note
+    from course_helpers.environment.tracebacks import _library, _library_dirs, hidden_note
 
     dirs = _library_dirs()
     assert _library(torch.__file__, dirs) == "torch"

@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_helpers.exercises import catalog
+from course_helpers.lessons import catalog
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = sorted((ROOT / "notebooks").glob("*.ipynb"))

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 import course_helpers
-from course_helpers.checking import check
-from course_helpers.exercises import catalog
-from course_helpers.progress_store import database_path, latest_results, main, progress, record
+from course_helpers.checking.checker import check
+from course_helpers.checking.progress import database_path, latest_results, main, progress, record
+from course_helpers.lessons import catalog
 
 
 @pytest.fixture(autouse=True)
@@ -68,7 +68,7 @@ def test_summary_counts_per_lesson():
 
 
 def test_public_progress_works_even_after_the_module_is_imported():
-    module = importlib.import_module("course_helpers.progress_store")
+    module = importlib.import_module("course_helpers.checking.progress")
     assert callable(course_helpers.progress)
     assert str(course_helpers.progress()) == str(module.progress())
 
@@ -98,7 +98,7 @@ def test_two_processes_can_write_at_once(tmp_path):
 
 
 def test_a_failed_write_is_one_line_not_an_error(monkeypatch, tmp_path, capsys):
-    import course_helpers.checking as checking
+    import course_helpers.checking.checker as checking
 
     monkeypatch.setattr(checking, "_noted", set())
     blocker = tmp_path / "a_file"

@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_helpers.pytest_plugin import SANITIZERS
+from course_helpers.testing.pytest_plugin import SANITIZERS
 
 
 def _sanitize(text: str) -> str:

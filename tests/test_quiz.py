@@ -4,11 +4,11 @@ import pytest
 import torch
 from answer_cells import run_in_kernel
 
-import course_helpers.checking as checking
-import course_helpers.exercises as exercises
+import course_helpers.checking.checker as checking
+import course_helpers.lessons as exercises
+from course_helpers.checking.quizzes import Quiz, quiz, quiz_widget
 from course_helpers.errors import CourseError
-from course_helpers.exercises.model import Exercise
-from course_helpers.quizzes import Quiz, quiz, quiz_widget
+from course_helpers.lessons.model import Exercise
 
 HINTS = ("a nudge", "a stronger hint")
 
@@ -108,7 +108,7 @@ def test_widget_has_a_fixed_text_form_and_checks_the_picked_option(monkeypatch):
 def test_in_a_kernel_the_text_comes_before_the_menu():
     nb = run_in_kernel(
         [
-            "from course_helpers.quizzes import quiz\n"
+            "from course_helpers.checking.quizzes import quiz\n"
             'quiz("04.quiz_linear_layer", "What is the shape?")',
         ],
     )
@@ -120,10 +120,10 @@ def test_in_a_kernel_the_text_comes_before_the_menu():
 
 def test_the_module_name_does_not_shadow_the_public_function():
     import course_helpers
-    import course_helpers.quizzes
+    import course_helpers.checking.quizzes
 
     assert not hasattr(course_helpers, "quiz") or callable(course_helpers.quiz)
-    assert course_helpers.quizzes.quiz is quiz
+    assert course_helpers.checking.quizzes.quiz is quiz
 
 
 def test_options_that_are_not_letters_get_a_neutral_placeholder(monkeypatch):
@@ -142,7 +142,7 @@ def test_options_that_are_not_letters_get_a_neutral_placeholder(monkeypatch):
 
 
 def test_the_quiz_box_carries_a_note_for_when_its_kernel_is_gone():
-    from course_helpers.feedback import STALE_NOTE
+    from course_helpers.widgets import STALE_NOTE
 
     box = quiz_widget(quiz("99.pick"))
     assert "course-widget" in box._dom_classes

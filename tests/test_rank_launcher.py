@@ -1,4 +1,4 @@
-"""course_helpers.rank_launcher: ranks forked from a template behave as torchrun's workers."""
+"""environment.rank_launcher: ranks forked from a template behave as torchrun's workers."""
 
 import json
 import os
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from course_helpers import rank_launcher
+from course_helpers.environment import rank_launcher
 
 TORCHRUN_KEYS = (
     "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK",
@@ -116,7 +116,7 @@ def test_a_hang_ends_at_the_timeout(tmp_path):
 
 
 def test_run_on_two_ranks_returns_values_and_reports_a_crash_without_a_traceback(tmp_path, capsys):
-    from course_helpers.exercises.lesson13 import run_on_two_ranks
+    from course_helpers.lessons.lesson13.exercises import run_on_two_ranks
 
     def main(rank, world_size, workdir):
         return rank

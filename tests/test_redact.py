@@ -5,26 +5,27 @@ import inspect
 
 import pytest
 
-from course_helpers import redact
-from course_helpers.exercises import catalog
+from course_helpers.grading import redact
+from course_helpers.lessons import catalog
 
-LESSONS = sorted(redact.SOURCE.glob("lesson*.py"))
+LESSONS = sorted(redact.SOURCE.glob("lesson*/exercises.py"))
 
 
 @pytest.fixture(scope="module")
 def redacted(tmp_path_factory):
-    folder = redact.write_redacted_exercises(tmp_path_factory.mktemp("keys") / "exercises")
+    folder = redact.write_redacted_lessons(tmp_path_factory.mktemp("keys") / "lessons")
     modules = {}
-    for path in sorted(folder.glob("lesson*.py")):
-        spec = importlib.util.spec_from_file_location(f"redacted_{path.stem}", path)
+    for path in sorted(folder.glob("lesson*/exercises.py")):
+        lesson = path.parent.name
+        spec = importlib.util.spec_from_file_location(f"redacted_{lesson}", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        modules[path.stem] = (module, path.read_text())
+        modules[lesson] = (module, path.read_text())
     return modules
 
 
 def test_every_lesson_module_is_copied(redacted):
-    assert sorted(redacted) == [p.stem for p in LESSONS]
+    assert sorted(redacted) == [p.parent.name for p in LESSONS]
 
 
 def test_the_same_exercises_remain_without_references_or_solutions(redacted):

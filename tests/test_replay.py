@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from course_helpers import CourseError, replay_backward
-from course_helpers import graph as graph_module
-from course_helpers import replay as replay_module
-from course_helpers.graph import ACTIVE_FILL, DONE, HIGHLIGHT
+from course_helpers.graphs import dot as graph_module
+from course_helpers.graphs import replay as replay_module
+from course_helpers.graphs.styles import ACTIVE_FILL, DONE, HIGHLIGHT
 
 
 def classic():

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from course_helpers import check
-from course_helpers.exercises import get
+from course_helpers.lessons import get
 
 HIDDEN = ["05.hand_chain_rule", "05.central_difference", "06.chunk_weights"]
 
@@ -66,7 +66,8 @@ def test_the_reference_still_passes(exercise_id):
 
 def test_the_same_exercise_with_the_flag_off_shows_the_values():
     # the flag, not the exercise, hides the values: with reveal_values=True the excerpt is back
-    from course_helpers.checking import collect, judge
+    from course_helpers.checking.judges import judge
+    from course_helpers.checking.submissions import collect
 
     ex = dataclasses.replace(get("05.hand_chain_rule"), reveal_values=True)
     verdict = judge(ex, collect(ex, torch.tensor([-12.0, 6.5])))
@@ -75,7 +76,8 @@ def test_the_same_exercise_with_the_flag_off_shows_the_values():
 
 
 def test_the_concealed_verdict_survives_judging_outside_the_kernel():
-    from course_helpers.checking import collect, judge
+    from course_helpers.checking.judges import judge
+    from course_helpers.checking.submissions import collect
 
     ex = get("06.chunk_weights")
     verdict = judge(ex, collect(ex, torch.tensor([0.5, 0.3, 0.2])))

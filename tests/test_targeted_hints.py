@@ -4,10 +4,10 @@ follow unchanged, and the solution still comes only when asked for."""
 import pytest
 import torch
 
-from course_helpers import misconceptions
-from course_helpers.checking import check
-from course_helpers.exercises import get
-from course_helpers.hints import hint, next_hint, reset_hints
+from course_helpers import lessons
+from course_helpers.checking.checker import check
+from course_helpers.checking.hints import hint, next_hint, reset_hints
+from course_helpers.lessons import get
 
 
 @pytest.fixture(autouse=True)
@@ -18,7 +18,7 @@ def _fresh_counter():
 
 
 def _entry(exercise_id, label):
-    return next(m for m in misconceptions.for_exercise(exercise_id) if m.label == label)
+    return next(m for m in lessons.for_exercise(exercise_id) if m.label == label)
 
 
 def test_after_a_catalogued_mistake_the_first_hint_is_about_it():
@@ -52,7 +52,7 @@ def test_the_same_mistake_is_addressed_once_and_a_new_one_again():
     assert "about your last answer" in str(next_hint("03.permute_shape"))
     check("03.permute_shape", entry.build_answer())  # the same mistake again
     assert str(next_hint("03.permute_shape")).startswith("Hint 1/")
-    other = [m for m in misconceptions.for_exercise("03.permute_shape") if m is not entry][0]
+    other = [m for m in lessons.for_exercise("03.permute_shape") if m is not entry][0]
     check("03.permute_shape", other.build_answer())
     shown = str(next_hint("03.permute_shape"))
     assert "about your last answer" in shown and other.hint_text in shown

@@ -11,11 +11,12 @@ from answer_cells import check_answer_cell
 from torch import nn
 
 from course_helpers import check
-from course_helpers.checking import collect, judge
-from course_helpers.exercises import get
-from course_helpers.exercises.lesson10 import _HEAD_TASK
-from course_helpers.notebook import cpu_generator
-from course_helpers.task_checks import compare_lines, statements
+from course_helpers.checking.judges import judge
+from course_helpers.checking.submissions import collect
+from course_helpers.checking.task_checks import compare_lines, statements
+from course_helpers.environment.notebook import cpu_generator
+from course_helpers.lessons import get
+from course_helpers.lessons.lesson10.exercises import _HEAD_TASK
 
 OLD_ORDER = "optimizer = torch.optim.SGD(net.parameters(), lr=0.1)\nnet[2] = nn.Linear(4, 1)\n"
 NEW_ORDER = "net[2] = nn.Linear(4, 1)\noptimizer = torch.optim.SGD(net.parameters(), lr=0.1)\n"

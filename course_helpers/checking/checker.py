@@ -1,0 +1,175 @@
+"""``check(exercise_id, answer)``: collect an answer, judge it, show the verdict.
+
+Checking is split in two so that grading can happen outside the learner's kernel:
+:func:`~course_helpers.checking.submissions.collect` turns the answer into a submission of
+plain records where the answer lives, and :func:`~course_helpers.checking.judges.judge`
+compares that submission with the reference anywhere. ``check`` then records the attempt
+(``checking.progress``), tells the hints what went wrong (``checking.hints``) and shows the
+verdict (``checking.feedback``).
+
+``COURSE_STRICT=1`` makes a check that does not pass raise :class:`ExerciseFailed`;
+``COURSE_GRADING_DIR`` (set by the grader) makes ``check`` keep every submission for the
+grader (see ``checking.submissions``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from course_helpers.checking import diagnosis as dx
+from course_helpers.checking.judges import checker_failed, judge
+from course_helpers.checking.submissions import collect, save_for_grader
+from course_helpers.errors import CourseError, OneLineTraceback
+
+STRICT_ENV = "COURSE_STRICT"
+
+
+class ExerciseFailed(OneLineTraceback, AssertionError):
+    """Raised by ``check`` in strict mode (``COURSE_STRICT=1``) when an answer does not pass."""
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of one ``check``: ``.passed``, ``.status``, ``.message`` (plain text).
+
+    Displays itself as a compact coloured verdict in Jupyter (text/html) and as plain
+    text elsewhere; both forms are deterministic.
+    """
+
+    exercise_id: str
+    title: str
+    status: str
+    message: str
+    hint_count: int = 0  # hints on offer for this result (0: none, e.g. a bug in the course)
+    # from the progress file (0 when progress is off): this check's attempt number, and the
+    # attempt on which the exercise first passed
+    attempt: int = 0
+    first_passed: int = 0
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __str__(self) -> str:
+        from course_helpers.checking.feedback import result_text
+
+        return result_text(self)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from course_helpers.checking.feedback import result_bundle
+
+        return result_bundle(self)
+
+    def _ipython_display_(self):
+        from course_helpers.checking.feedback import show_result
+
+        show_result(self)
+
+
+# --------------------------------------------------------------------------- check
+
+
+def check(exercise_id: str, answer: Any = ..., *, demo: bool = False) -> CheckResult:
+    """Check your answer to exercise ``exercise_id`` and show what, if anything, is wrong.
+
+    ``answer`` is what the exercise asks for: a tensor, a number, your function itself,
+    an option key, or an exception class. Never raises while you learn; with
+    ``COURSE_STRICT=1`` a failed check raises ``ExerciseFailed``.
+    ``demo=True`` (for a lesson's worked example, not the learner's attempt) shows the
+    verdict but records nothing: no progress, no attempt for the grader.
+    """
+    from course_helpers.lessons import get
+
+    try:
+        exercise = get(exercise_id)
+    except CourseError as err:
+        return _finish(CheckResult(str(exercise_id), "", "error", str(err)))
+    except Exception as err:  # e.g. a lesson module with a bug: still no traceback here
+        message = f"The exercise list could not be loaded ({type(err).__name__}: {err})."
+        return _finish(CheckResult(str(exercise_id), "", "error", message))
+    try:
+        submission = collect(exercise, answer)
+    except Exception as err:  # a bug in the checker must not become the learner's traceback
+        return _finish(_internal_error(exercise, err))
+    try:
+        if not demo:
+            save_for_grader(exercise.id, submission)
+    except Exception as err:
+        _note_once(f"answer not recorded for grading: {err}")
+    verdict = judge(exercise, submission)
+    # an "error" that is the course's fault (not the learner's code) offers no hint
+    helps = verdict.status != "error" or verdict.learner_error
+    result = CheckResult(
+        exercise.id,
+        exercise.title,
+        verdict.status,
+        verdict.message,
+        len(exercise.hints) if helps else 0,
+    )
+    if not demo:
+        _note_for_hints(exercise, verdict)
+        attempts = _record_progress(exercise, result)
+        if attempts is not None:
+            result = dataclasses.replace(
+                result, attempt=attempts.count, first_passed=attempts.first_passed
+            )
+    return _finish(result)
+
+
+def strict_mode() -> bool:
+    return os.environ.get(STRICT_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _finish(result: CheckResult) -> CheckResult:
+    if strict_mode() and not result.passed:
+        raise ExerciseFailed(f"{result.exercise_id} ({result.status}): {result.message}")
+    return result
+
+
+def _internal_error(exercise, err: Exception) -> CheckResult:
+    return CheckResult(exercise.id, exercise.title, "error", checker_failed(err))
+
+
+def _record_progress(exercise, result: CheckResult):
+    """Record the result; the attempts so far (None when progress is off or failed)."""
+    try:
+        from course_helpers.checking.progress import record
+
+        return record(exercise.id, exercise.lesson, result.status)
+    except Exception as err:  # progress must never break a learner's cell
+        _note_once(f"progress not saved: {err}")
+        return None
+
+
+def _note_for_hints(exercise, verdict: dx.Diagnosis) -> None:
+    """The next hint addresses the mistake this verdict diagnosed (if any)."""
+    from course_helpers.checking.hints import note_check
+
+    note_check(exercise.id, "" if verdict.passed else verdict.mistake)
+
+
+_noted: set[str] = set()
+
+
+def _note_once(text: str) -> None:
+    """One line on stderr, once per process for each kind of trouble."""
+    kind = text.split(":", 1)[0]
+    if kind not in _noted:
+        _noted.add(kind)
+        print(f"note: {text}", file=sys.stderr)
+
+
+# --------------------------------------------------------------------------- collect
+
+
+# --------------------------------------------------------------------------- judge

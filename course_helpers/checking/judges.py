@@ -1,0 +1,255 @@
+"""``judge(exercise, submission)``: compare a recorded answer with the reference.
+
+Pure and runs anywhere: in the kernel for instant feedback, and in the grader's own
+process for grading. One judge per exercise kind (``JUDGES``); the value, choice and error
+judges live here, the autograd and function judges in their own modules.
+"""
+
+from __future__ import annotations
+
+from course_helpers.checking import diagnosis as dx
+from course_helpers.checking import predictions as pred
+from course_helpers.checking.autograd_judge import judge_autograd
+from course_helpers.checking.function_judge import judge_function
+from course_helpers.checking.submissions import SUBMISSION_FORMAT
+
+
+def judge(exercise, submission: dict) -> dx.Diagnosis:
+    """Compare a submission with the exercise's reference. Pure; never raises."""
+    try:
+        if submission.get("exercise_id") != exercise.id:
+            return dx.Diagnosis("error", "This submission belongs to another exercise.")
+        if submission.get("format") != SUBMISSION_FORMAT:
+            return dx.Diagnosis(
+                "error",
+                f"This answer was recorded in format {submission.get('format')!r}, but this "
+                f"version of the course reads format {SUBMISSION_FORMAT}: run the notebook again "
+                "with the current course_helpers.",
+            )
+        answer = submission.get("answer")
+        if _not_answered(exercise, answer):
+            return dx.not_attempted()
+        judge_kind = JUDGES[exercise.kind]
+        verdict = judge_kind(exercise, answer)
+        if verdict.wrong_format and exercise.kind in ("choice", "error"):
+            return verdict  # a prediction in the wrong form: say that, and nothing else
+        if not getattr(exercise, "reveal_values", True):  # before the explanation, kept
+            from course_helpers.checking.reveal import conceal
+
+            verdict = conceal(exercise, answer, verdict)
+        if verdict.status == "failed" or verdict.learner_error:
+            verdict = _explain_misconception(exercise, answer, verdict)
+        if "method" in submission and verdict.status in ("passed", "failed"):
+            verdict = _with_method_note(exercise, submission["method"], verdict)
+        return verdict
+    except Exception as err:
+        from course_helpers.errors import ReferenceHidden
+
+        if isinstance(err, ReferenceHidden):  # a graded kernel: recorded, judged by the grader
+            return dx.Diagnosis("error", str(err))
+        return dx.Diagnosis("error", checker_failed(err))
+
+
+def _not_answered(exercise, answer) -> bool:
+    """The stub ``...`` (or None, except for an error exercise, where None means "no error")."""
+    if exercise.kind == "error":
+        return dx.kind_of(answer) == "ellipsis"
+    return dx.is_missing(answer)
+
+
+def _with_method_note(exercise, record, verdict: dx.Diagnosis) -> dx.Diagnosis:
+    """A right value reached by a method the task forbids does not pass."""
+    from course_helpers.checking.method_checks import verdict_note
+
+    note = verdict_note(exercise, record, values_right=verdict.passed)
+    if not note:
+        return verdict
+    if verdict.passed:
+        text = "The values are right, but not the way the task asks. " + note
+        return dx.Diagnosis("failed", text, mistake=note)
+    return dx.Diagnosis("failed", f"{verdict.message}\n{note}", mistake=verdict.mistake or note)
+
+
+def _explain_misconception(exercise, answer, verdict: dx.Diagnosis) -> dx.Diagnosis:
+    """A failed answer that is a catalogued typical mistake gets that mistake explained."""
+    from course_helpers.checking import misconceptions
+
+    found = misconceptions.match(exercise, answer, JUDGES)
+    if found is None:
+        return verdict
+    generic = f": {pred.WORK_IT_OUT}."
+    if verdict.message.endswith(generic):  # a prediction: the explanation replaces the nudge
+        text = f"{verdict.message.removesuffix(generic)}: {found.message}"
+    else:
+        text = f"{verdict.message}\n{found.message}"
+    # a function that raises keeps its "error" status (its own code raised)
+    return dx.Diagnosis(verdict.status, text, verdict.learner_error, mistake=found.hint_text)
+
+
+def _judge_value(exercise, answer) -> dx.Diagnosis:
+    verdict = dx.diagnose(
+        answer,
+        exercise.reference,
+        rtol=exercise.rtol,
+        atol=exercise.atol,
+    )
+    return _with_passed_note(verdict, answer)
+
+
+def _with_passed_note(verdict: dx.Diagnosis, answer) -> dx.Diagnosis:
+    if verdict.passed and dx.kind_of(answer) == "tensor" and answer["data"] is None:
+        return dx.passed(
+            f"Correct: shape {dx.fmt_shape(answer['shape'])}, dtype torch.{answer['dtype']}, "
+            "on the 'meta' device (a meta tensor has no values to compare)."
+        )
+    if verdict.passed and dx.kind_of(answer) == "tensor":
+        return dx.passed(
+            f"Correct: shape {dx.fmt_shape(answer['shape'])}, dtype torch.{answer['dtype']}, "
+            "and the values match."
+        )
+    return verdict
+
+
+def _judge_choice(exercise, answer) -> dx.Diagnosis:
+    reference = exercise.reference
+    if exercise.options is None:
+        return pred.diagnose_prediction(answer, reference, rtol=exercise.rtol, atol=exercise.atol)
+    keys = list(exercise.options)
+    listed = ", ".join(repr(k) for k in keys)
+    if not isinstance(answer, (str, int)) or isinstance(answer, bool):
+        return dx.failed(
+            f"Your answer is {dx.python_type_name(answer)}; answer with one option key: {listed}."
+        )
+    key = _match_option(str(answer), exercise.options)
+    if key is None:
+        return dx.failed(f"{answer!r} is not one of the options; answer with one of {listed}.")
+    explanation = str(exercise.explanations.get(key, ""))
+    if str(key) == str(reference):
+        return dx.passed(("Correct. " + explanation).strip())
+    return dx.failed((f"{key!r} is not the right option. " + explanation).strip())
+
+
+def _match_option(answer: str, options):
+    """The option key the answer names: the key itself, any case, or the option's text."""
+    text = answer.strip()
+    for matches in (
+        lambda k, v: str(k) == text,
+        lambda k, v: str(k).lower() == text.lower(),
+        lambda k, v: str(v).strip().lower() == text.lower(),
+    ):
+        found = [k for k, v in options.items() if matches(k, v)]
+        if len(found) == 1:
+            return found[0]
+    return None
+
+
+def _judge_error(exercise, answer) -> dx.Diagnosis:
+    expected = exercise.reference
+    kind = dx.kind_of(answer)
+    if kind == "none" or expected is None:
+        return _judge_no_error(exercise, answer)
+    if kind in ("exception_class", "exception"):
+        name = answer["name"]
+    elif kind == "str":
+        return _error_as_string(answer, expected)
+    else:
+        return dx.wrong_format(
+            f"Your answer is {dx.python_type_name(answer)}; answer with an exception class "
+            f"itself, such as {ERROR_EXAMPLE} (no quotes), or None for no error."
+        )
+    name = _canonical_error_name(name, expected.__mro__, exercise.explanations)
+    explanation = exercise.explanations.get(name, "")
+    if name == expected.__name__:
+        return dx.passed(("Correct. " + explanation).strip())
+    if name in {c.__name__ for c in expected.__mro__[1:]}:
+        return dx.failed(
+            f"{name} is too general: the error raised is a more specific kind of {name}. "
+            "Run the code and read the first word of the error's last line."
+        )
+    import builtins
+
+    known = isinstance(getattr(builtins, name, None), type) or name.endswith(("Error", "Exception"))
+    if not known:
+        return dx.failed(
+            f"{name!r} is not the name of an exception class: answer with a class such as "
+            f"{ERROR_EXAMPLE}."
+        )
+    return dx.failed((f"{name} is not the error this code raises. " + explanation).strip())
+
+
+# the class named in format messages: an example of the form, never an exercise's answer
+ERROR_EXAMPLE = "KeyError"
+
+
+def _error_as_string(answer: str, expected: type | None) -> dx.Diagnosis:
+    """One format per kind: the class itself. Rewrite the learner's own string as a class."""
+    import builtins
+
+    mro = expected.__mro__ if expected is not None else (BaseException,)
+    name = _canonical_error_name(answer.strip().rsplit(".", 1)[-1], mro, {})
+    if name == "None":
+        return dx.wrong_format(
+            f"Your answer is the string {answer!r}: for no error, answer None itself (no quotes)."
+        )
+    if not (isinstance(getattr(builtins, name, None), type) or name in {c.__name__ for c in mro}):
+        return dx.wrong_format(
+            f"Your answer is the string {answer!r}, which is not the name of an exception "
+            f"class either: answer with a class itself, such as {ERROR_EXAMPLE} (no quotes)."
+        )
+    return dx.wrong_format(
+        f"Your answer is the string {answer!r}: answer with the class itself, e.g. {name} (no "
+        "quotes), not its name as a string."
+    )
+
+
+def _judge_no_error(exercise, answer) -> dx.Diagnosis:
+    """None answers "no error"; an exercise whose code raises nothing has reference None."""
+    said_none = dx.kind_of(answer) == "none"
+    explanations = exercise.explanations
+    if exercise.reference is None and said_none:
+        return dx.passed(("Correct. " + str(explanations.get("None", ""))).strip())
+    if said_none:
+        return dx.failed(
+            "None means the code raises no error, but this code does raise one: run it and "
+            "read the last line of the error message; it starts with the class."
+        )
+    if isinstance(answer, str):
+        return _error_as_string(answer, None)
+    if dx.kind_of(answer) not in ("exception_class", "exception"):
+        return dx.wrong_format(
+            f"Your answer is {dx.python_type_name(answer)}; answer with an exception class "
+            f"itself, such as {ERROR_EXAMPLE} (no quotes), or None for no error."
+        )
+    name = answer["name"]
+    return dx.failed((f"{name} is not it. " + str(explanations.get(name, ""))).strip())
+
+
+def _canonical_error_name(name: str, mro, explanations) -> str:
+    """'indexerror' -> 'IndexError' when exactly one known exception name matches."""
+    import builtins
+
+    known = {c.__name__ for c in mro} | {"None"}
+    known |= {
+        k for k, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)
+    }
+    known |= {str(k) for k in explanations}
+    if name in known:
+        return name
+    matches = {k for k in known if k.lower() == name.lower()}
+    return matches.pop() if len(matches) == 1 else name
+
+
+JUDGES = {
+    "value": _judge_value,
+    "function": judge_function,
+    "autograd": judge_autograd,
+    "choice": _judge_choice,
+    "error": _judge_error,
+}
+
+
+def checker_failed(err: Exception) -> str:
+    return (
+        f"The checker itself failed ({type(err).__name__}: {err}). This is a bug in the "
+        "course, not in your answer: please report it."
+    )

@@ -1,0 +1,260 @@
+"""Your progress: the latest result of every check, kept in a small local SQLite file.
+
+The file lives in the user's data directory
+(``platformdirs.user_data_dir("tensors-autograd-course")/progress.sqlite``);
+``COURSE_PROGRESS_DB=path`` chooses another file and ``COURSE_PROGRESS=off`` turns
+recording off. The database uses WAL mode and a busy timeout, so two notebooks open
+at once can both record. A failed write never breaks a cell.
+
+``progress()`` (and ``python -m course_helpers progress``) shows, per lesson, how many
+exercises are done (latest check passed), attempted (latest check failed) and not started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import os
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+APP_NAME = "tensors-autograd-course"
+SWITCH_ENV = "COURSE_PROGRESS"
+DB_ENV = "COURSE_PROGRESS_DB"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (
+    exercise_id TEXT PRIMARY KEY,
+    lesson      TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    updated_at  REAL NOT NULL,
+    attempts    INTEGER NOT NULL DEFAULT 1,
+    first_passed INTEGER
+)
+"""
+
+
+def enabled() -> bool:
+    return os.environ.get(SWITCH_ENV, "").strip().lower() not in ("off", "0", "false", "no")
+
+
+def database_path() -> Path:
+    """The progress file: ``COURSE_PROGRESS_DB`` if set, else one in the user's data dir."""
+    override = os.environ.get(DB_ENV, "").strip()
+    if override:
+        return Path(override).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)) / "progress.sqlite"
+
+
+# One open connection per file and process: closing the last connection to a WAL database
+# checkpoints it to disk (an fsync), which would cost tens of milliseconds on every check.
+_open: dict[Path, sqlite3.Connection] = {}
+
+
+def _connection(path: Path) -> sqlite3.Connection:
+    connection = _open.get(path)
+    if connection is None or not path.exists():
+        connection = _open[path] = _connect(path)
+    return connection
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(path, timeout=5.0, check_same_thread=False)
+    connection.execute("PRAGMA busy_timeout = 5000")
+    connection.execute("PRAGMA journal_mode = WAL")
+    connection.execute("PRAGMA synchronous = NORMAL")
+    connection.execute(_SCHEMA)
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(results)")}
+    if "first_passed" not in columns:  # a file written by an earlier version of the course
+        connection.execute("ALTER TABLE results ADD COLUMN first_passed INTEGER")
+    return connection
+
+
+@dataclass(frozen=True)
+class Attempts:
+    """How often an exercise was checked (stubs not counted), and on which attempt it
+    first passed (0: not yet)."""
+
+    count: int
+    first_passed: int = 0
+
+
+def record(exercise_id: str, lesson: str, status: str) -> Attempts | None:
+    """Save the latest result of a check; return the attempts so far (None when recording
+    is off, or for a "not attempted" result, which is no attempt).
+
+    A "not attempted" result (an untouched stub) never overwrites a real attempt, so
+    re-running a fresh exercises notebook does not erase earlier work.
+    """
+    if not enabled():
+        return None
+    connection = _connection(database_path())
+    with connection:
+        if status == "not_attempted":
+            connection.execute(
+                "INSERT OR IGNORE INTO results (exercise_id, lesson, status, updated_at, "
+                "attempts) VALUES (?, ?, ?, ?, 0)",
+                (exercise_id, lesson, status, time.time()),
+            )
+            return None
+        passed = status == "passed"
+        connection.execute(
+            "INSERT INTO results (exercise_id, lesson, status, updated_at, first_passed) "
+            "VALUES (?, ?, ?, ?, CASE WHEN ? THEN 1 END) ON CONFLICT(exercise_id) DO UPDATE SET "
+            "lesson = excluded.lesson, status = excluded.status, "
+            "updated_at = excluded.updated_at, attempts = results.attempts + 1, "
+            "first_passed = COALESCE(results.first_passed, "
+            "CASE WHEN excluded.status = 'passed' THEN results.attempts + 1 END)",
+            (exercise_id, lesson, status, time.time(), passed),
+        )
+        count, first = connection.execute(
+            "SELECT attempts, first_passed FROM results WHERE exercise_id = ?", (exercise_id,)
+        ).fetchone()
+    return Attempts(int(count), int(first or 0))
+
+
+def latest_results(path: Path | None = None) -> dict[str, str]:
+    """exercise id -> latest recorded status (empty when nothing was recorded yet)."""
+    path = database_path() if path is None else path
+    if not path.exists():
+        return {}
+    return dict(_connection(path).execute("SELECT exercise_id, status FROM results"))
+
+
+def reset(path: Path | None = None) -> None:
+    """Forget every recorded result."""
+    path = database_path() if path is None else path
+    if path.exists():
+        with _connection(path) as connection:
+            connection.execute("DELETE FROM results")
+
+
+@dataclass(frozen=True)
+class LessonProgress:
+    lesson: str
+    done: int
+    attempted: int
+    not_started: int
+    # ids of the exercises not started yet (named in the report once a lesson is begun)
+    missing: tuple[str, ...] = ()
+
+    @property
+    def total(self) -> int:
+        return self.done + self.attempted + self.not_started
+
+
+@dataclass(frozen=True)
+class ProgressReport:
+    """Per-lesson counts; displays as a text table and an HTML table."""
+
+    lessons: tuple[LessonProgress, ...]
+    note: str = ""
+
+    def __str__(self) -> str:
+        width = max([len("lesson")] + [len(p.lesson) for p in self.lessons])
+        rows = [f"{'lesson':<{width}}  done  attempted  not started"]
+        for p in self.lessons:
+            rows.append(f"{p.lesson:<{width}}  {p.done:>4}  {p.attempted:>9}  {p.not_started:>11}")
+        done = sum(p.done for p in self.lessons)
+        total = sum(p.total for p in self.lessons)
+        rows.append(f"{done} of {total} exercises done.")
+        rows.extend(f"Not started in {p.lesson}: {', '.join(p.missing)}" for p in self._begun())
+        if self.note:
+            rows.append(self.note)
+        return "\n".join(rows)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _begun(self) -> list[LessonProgress]:
+        """Lessons with some exercises done or attempted and others not started yet."""
+        return [p for p in self.lessons if p.missing and (p.done or p.attempted)]
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        cell = 'style="padding: 2px 8px; text-align: {}"'
+        head = "".join(
+            f"<th {cell.format(a)}>{h}</th>"
+            for h, a in (
+                ("lesson", "left"),
+                ("done", "right"),
+                ("attempted", "right"),
+                ("not started", "right"),
+            )
+        )
+        body = "".join(
+            f"<tr><td {cell.format('left')}><code>{html.escape(p.lesson)}</code></td>"
+            f"<td {cell.format('right')}>{p.done}</td>"
+            f"<td {cell.format('right')}>{p.attempted}</td>"
+            f"<td {cell.format('right')}>{p.not_started}</td></tr>"
+            for p in self.lessons
+        )
+        done = sum(p.done for p in self.lessons)
+        total = sum(p.total for p in self.lessons)
+        note = f"<div>{html.escape(self.note)}</div>" if self.note else ""
+        note += "".join(
+            f"<div>Not started in <code>{html.escape(p.lesson)}</code>: "
+            + ", ".join(f"<code>{html.escape(i)}</code>" for i in p.missing)
+            + "</div>"
+            for p in self._begun()
+        )
+        table = (
+            f'<table class="course-progress"><thead><tr>{head}</tr></thead><tbody>{body}'
+            f"</tbody></table><div>{done} of {total} exercises done.</div>{note}"
+        )
+        return {"text/plain": str(self), "text/html": table}
+
+
+def summarize(results: dict[str, str]) -> tuple[LessonProgress, ...]:
+    """Count done / attempted / not started per lesson of the catalog."""
+    from course_helpers.lessons import catalog
+
+    counts: dict[str, list[int]] = {}
+    missing: dict[str, list[str]] = {}
+    for exercise in catalog():
+        row = counts.setdefault(exercise.lesson, [0, 0, 0])
+        status = results.get(exercise.id)
+        if status == "passed":
+            row[0] += 1
+        elif status in ("failed", "error"):
+            row[1] += 1
+        else:
+            row[2] += 1
+            missing.setdefault(exercise.lesson, []).append(exercise.id)
+    return tuple(
+        LessonProgress(lesson, *row, tuple(missing.get(lesson, ())))
+        for lesson, row in counts.items()
+    )
+
+
+def progress(path: Path | None = None) -> ProgressReport:
+    """Your progress per lesson: exercises done, attempted (not passed yet) and not started."""
+    if not enabled():  # nothing is read either, so the table is the same on every machine
+        note = f"Progress recording is off ({SWITCH_ENV}=off)."
+        return ProgressReport(summarize({}), note)
+    try:
+        results, note = latest_results(path), ""
+    except sqlite3.Error as err:
+        results, note = {}, f"The progress file could not be read: {err}"
+    return ProgressReport(summarize(results), note)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m course_helpers progress [--db PATH] [--reset]``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m course_helpers progress",
+        description="Show your exercise progress per lesson.",
+    )
+    parser.add_argument("--db", help=f"progress file to read (default: ${DB_ENV} or the data dir)")
+    parser.add_argument("--reset", action="store_true", help="forget every recorded result")
+    args = parser.parse_args(argv)
+    path = Path(args.db).expanduser() if args.db else database_path()
+    if args.reset:
+        reset(path)
+        print(f"Progress reset ({path}).")
+        return 0
+    print(progress(path))
+    return 0

@@ -1,0 +1,127 @@
+"""Feedback that says how far off an answer is without giving the expected values away.
+
+By-hand and prediction exercises (``Exercise.reveal_values=False``) must not print the
+reference's numbers: a learner who reads "Expected: [-6.0, 3.25]" has nothing left to work
+out. :func:`conceal` rewrites a failed verdict for such an exercise: it keeps what is safe
+(wrong type, wrong shape, wrong dtype) and describes wrong values only by how they differ
+(how many differ, a clean factor, the sign, larger or smaller).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from course_helpers.checking import diagnosis as dx
+from course_helpers.checking.values import all_close
+
+HOW_TO_CONTINUE = "Work through it again by hand; the expected values are not shown here."
+
+
+def conceal(exercise, answer: Any, verdict: dx.Diagnosis) -> dx.Diagnosis:
+    """``verdict`` for ``exercise``, with no expected value named when it hides them."""
+    if verdict.status != "failed" or getattr(exercise, "reveal_values", True):
+        return verdict
+    got = _as_tensor(answer)
+    exp = _as_tensor(dx.describe(exercise.reference))
+    if got is None or exp is None or got.shape != exp.shape:
+        # wrong kind or shape: those messages name no values, unless one slipped in
+        return verdict if not _names_any(verdict.message, exp) else dx.failed(HOW_TO_CONTINUE)
+    first = ""
+    if dx.kind_of(answer) == "tensor" and answer["dtype"] != str(exp.dtype).removeprefix("torch."):
+        first = verdict.message.split(":", 1)[0] + ". "  # "Your answer has dtype X but Y ..."
+    found = how_far_off(got, exp, exercise.rtol, exercise.atol)
+    return dx.failed(first + found + " " + HOW_TO_CONTINUE)
+
+
+def how_far_off(got, exp, rtol: float | None = None, atol: float | None = None) -> str:
+    """How ``got`` differs from ``exp`` (same shape), without naming ``exp``'s values."""
+    import torch
+
+    g, e = got.double(), exp.double()
+    total = e.numel()
+    rtol, atol = dx.tolerances(str(exp.dtype).removeprefix("torch."), rtol, atol)
+    bad = ~dx.close_mask(g, e, rtol, atol)
+    wrong = int(bad.sum())
+    if wrong == 0:
+        return "Your values are right, but not in the expected dtype or type."
+    parts = []
+    if total > 1:
+        parts.append(f"{wrong} of {total} values differ from the expected ones.")
+    finite = bool(torch.isfinite(g).all()) and bool(torch.isfinite(e).all())
+    if finite and bool((e != 0).any()):
+        factor = float((g * e).sum() / (e * e).sum())
+        near_one = abs(factor - 1) < 1e-3
+        clean = total > 1 or _is_clean(factor)  # any two numbers have *some* ratio
+        if factor != 0 and not near_one and clean and all_close(g, factor * e, 1e-5, 1e-8):
+            parts.append(_factor(factor, total))
+        elif total == 1:
+            parts.append(_direction(float(g), float(e)))
+        else:
+            larger = int((g > e)[bad].sum())
+            if larger == wrong:
+                parts.append("Every wrong value is larger than expected.")
+            elif larger == 0:
+                parts.append("Every wrong value is smaller than expected.")
+    elif total == 1 and finite:
+        parts.append(_direction(float(g), float(e)))
+    return " ".join(parts) if parts else "Your values are not the expected ones."
+
+
+def _is_clean(factor: float) -> bool:
+    """-1, a whole number or 1/n: a ratio worth naming for a single value."""
+    whole, inverse = round(factor), round(1 / factor) if factor else 0
+    return (whole != 0 and abs(factor - whole) < 1e-6 * abs(factor)) or (
+        inverse != 0 and abs(1 / factor - inverse) < 1e-6 * abs(1 / factor)
+    )
+
+
+def _factor(factor: float, total: int) -> str:
+    subject = "Your value is" if total == 1 else "Every value is"
+    if abs(factor + 1) < 1e-6:
+        return f"{subject} off by its sign only: look for a flipped subtraction or a lost minus."
+    whole = round(factor)
+    if whole != 0 and abs(factor - whole) < 1e-6 * abs(factor):
+        return f"{subject} off by a factor of {whole} ({whole} times the expected value)."
+    inverse = round(1 / factor)
+    if inverse != 0 and abs(1 / factor - inverse) < 1e-6 * abs(1 / factor):
+        return (
+            f"{subject} off by a factor of 1/{inverse} (the expected value is {inverse} times it)."
+        )
+    return f"{subject} off by the same factor, about {factor:.3g}: look for a constant you changed."
+
+
+def _direction(g: float, e: float) -> str:
+    side = "larger" if g > e else "smaller"
+    gap = abs(g - e) / max(abs(e), 1e-30)
+    if gap < 1e-3:
+        size = "very slightly (less than 0.1%)"
+    elif gap < 0.1:
+        size = "slightly (less than 10%)"
+    else:
+        size = "clearly (10% or more)"
+    return f"Your value is {size} {side} than expected."
+
+
+def _as_tensor(record: Any):
+    """The values of a tensor record or a number as a tensor, else None."""
+    import torch
+
+    kind = dx.kind_of(record)
+    if kind == "tensor" and record.get("data") is not None:
+        return record["data"]
+    if kind in ("number", "bool") and not isinstance(record, complex):
+        return torch.tensor(float(record), dtype=torch.float64)
+    return None
+
+
+def _names_any(message: str, exp) -> bool:
+    if exp is None:
+        return False
+    return any(_spelled(v) in message for v in exp.double().reshape(-1).tolist()[:64])
+
+
+def _spelled(value: float) -> str:
+    if math.isfinite(value) and value == int(value):
+        return f"{int(value)}."
+    return f"{value:g}"[:6]

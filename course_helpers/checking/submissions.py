@@ -1,0 +1,193 @@
+"""What an answer becomes before it is judged: a *submission* of plain records.
+
+:func:`collect` runs where the answer lives (the learner's kernel). For a function exercise
+it calls the learner's function on deep copies of the exercise's cases (seeded with
+``CASE_SEED``) and records outputs, exceptions and whether an input was modified. While a
+notebook is graded (``COURSE_GRADING_DIR`` set), every submission is also kept for the
+grader, which asks for them with :func:`dump_for_grader` after the notebook ran.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+from typing import Any
+
+from course_helpers.checking import diagnosis as dx
+from course_helpers.lessons.model import fresh_rng
+
+GRADING_ENV = "COURSE_GRADING_DIR"
+
+
+SUBMISSION_FORMAT = 1
+
+
+CASE_SEED = 0  # function exercises: cases(cpu_generator(CASE_SEED)), same in kernel and grader
+
+
+_grader_log: list[tuple[str, dict]] = []  # every attempt, in order, while being graded
+
+
+def save_for_grader(exercise_id: str, submission: dict) -> None:
+    """While graded (``COURSE_GRADING_DIR`` set), keep every attempt in memory; the grader
+    asks for them with :func:`dump_for_grader` only after the notebook's own cells ran, into a
+    folder it creates then (so no cell can pre-fill it)."""
+    if os.environ.get(GRADING_ENV):
+        _grader_log.append((exercise_id, submission))
+
+
+def dump_for_grader(folder: str | os.PathLike) -> None:
+    """Write the attempts kept by ``check`` into ``folder`` (called by the grader only)."""
+    import torch
+
+    torch.save(
+        {"format": SUBMISSION_FORMAT, "attempts": list(_grader_log)}, Path(folder) / "log.pt"
+    )
+
+
+def submission_path(folder: str | os.PathLike, exercise_id: str) -> Path:
+    """Where the grader finds the last submission for ``exercise_id``."""
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in exercise_id)
+    return Path(folder) / f"{safe}.pt"
+
+
+def load_submission(path: str | os.PathLike) -> dict:
+    """Read a submission safely (``weights_only=True``: no code runs while loading)."""
+    import torch
+
+    return torch.load(path, map_location="cpu", weights_only=True)
+
+
+def collect(exercise, answer: Any) -> dict:
+    """Turn ``answer`` into a serialisable submission for ``exercise`` (runs in the kernel)."""
+    submission = {
+        "format": SUBMISSION_FORMAT,
+        "exercise_id": exercise.id,
+    }
+    if exercise.kind == "function" and callable(answer):
+        submission["answer"] = _run_function(exercise, answer)
+    else:
+        submission["answer"] = dx.describe(answer)
+    if dx.is_record(answer):  # a hand-made record is not an answer (the grader rejects it)
+        submission["learner_record"] = True
+    from course_helpers.checking import method_checks
+
+    if method_checks.wants_inspection(exercise):
+        try:  # what the learner's code uses; "not checked" on trouble
+            submission["method"] = method_checks.inspect_answer(exercise, answer)
+        except Exception:
+            submission["method"] = method_checks.not_checked()
+    return submission
+
+
+def _run_function(exercise, function) -> dict:
+    from course_helpers.environment.notebook import cpu_generator
+
+    runs = []
+    for args in fresh_rng(lambda: exercise.cases(cpu_generator(CASE_SEED))):
+        # the cases are built afresh on every call: the function gets them, ``before`` is the
+        # one copy kept to see what it changed
+        given = tuple(args)
+        run = call_and_record(function, given)
+        runs.append(run)
+    name = getattr(function, "__name__", type(function).__name__)
+    return {"_r": "function_run", "name": name, "runs": runs, "stub": _is_untouched_stub(function)}
+
+
+def call_and_record(function, given: tuple) -> dict:
+    """Call ``function(*given)``: its output or error, what it changed, the tensors after."""
+    before = copy.deepcopy(given)
+    run = {"output": None, "error": None, "mutated": [], "args_after": []}
+    try:
+        run["output"] = dx.describe(function(*given))
+    except Exception as err:
+        run["error"] = {"type": type(err).__name__, "message": _first_line(str(err))}
+    run["mutated"] = [_mutation(b, a) for b, a in zip(before, given, strict=True)]
+    run["args_after"] = [dx.describe(a) if is_tensor(a) else None for a in given]
+    return run
+
+
+def _is_untouched_stub(function) -> bool:
+    """True for a function whose body is still only ``...`` (a docstring may stay), or that
+    calls such a function defined next to it (a probe around a stub, as in 11.evaluate)."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return False
+    if _does_nothing(code):
+        return True
+    names = getattr(function, "__globals__", {})
+    return any(_does_nothing(getattr(names.get(name), "__code__", None)) for name in code.co_names)
+
+
+def _does_nothing(code) -> bool:
+    """The bytecode of ``def f(...): ...`` (or a body of only a docstring): return None."""
+    import dis
+    import types
+
+    if not isinstance(code, types.CodeType):
+        return False
+    steps = [
+        (i.opname, i.argval)
+        for i in dis.get_instructions(code)
+        if i.opname not in ("RESUME", "NOP", "CACHE")
+    ]
+    return steps in ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def is_tensor(value: Any) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor)
+
+
+def _mutation(before: Any, after: Any) -> str:
+    """What the function changed in an input ("" for nothing): "values", "requires_grad"
+    or "training" (a module's mode). Looks inside lists, tuples, dicts, modules (their
+    parameters and buffers) and optimizers (their state)."""
+    import torch
+
+    if isinstance(before, torch.nn.Module) and isinstance(after, torch.nn.Module):
+        if before.training != after.training:
+            return "training"
+        return _mutation(before.state_dict(keep_vars=True), after.state_dict(keep_vars=True))
+    if isinstance(before, torch.optim.Optimizer) and isinstance(after, torch.optim.Optimizer):
+        return _mutation(before.state_dict(), after.state_dict())
+    if isinstance(before, dict) and isinstance(after, dict):
+        if list(before) != list(after):
+            return "values"
+        return _first_change(list(before.values()), list(after.values()))
+    if isinstance(before, (list, tuple)) and isinstance(after, (list, tuple)):
+        if type(before) is not type(after) or len(before) != len(after):
+            return "values"
+        return _first_change(before, after)
+    if isinstance(before, torch.Tensor) and isinstance(after, torch.Tensor):
+        if before.shape != after.shape or before.dtype != after.dtype:
+            return "values"
+        if before.device != after.device or before.stride() != after.stride():
+            return "values"
+        if before.device.type != "meta":  # meta tensors have no values to compare
+            if not bool(dx.close_mask(after.detach().cpu(), before.detach().cpu()).all()):
+                return "values"
+        if before.requires_grad != after.requires_grad:
+            return "requires_grad"
+        return ""
+    if isinstance(before, torch.Tensor) or isinstance(after, torch.Tensor):
+        return "values"  # a tensor replaced by something else, or the other way round
+    plain = (bool, int, float, complex, str, type(None))
+    if isinstance(before, plain) and isinstance(after, plain):
+        return "values" if before != after and before == before else ""  # nan == nan here
+    return ""  # other objects (a deep copy is never `==` the original): nothing to say
+
+
+def _first_change(before, after) -> str:
+    for b, a in zip(before, after, strict=True):
+        change = _mutation(b, a)
+        if change:
+            return change
+    return ""

@@ -1,0 +1,132 @@
+"""Two checks of what a task demands besides the value (both feed ``method_checks``' record).
+
+- "Keep every line, change their order": the answer cell must hold exactly the task's
+  statements (:func:`compare_lines`); an added optimizer or ``add_param_group`` hides the bug
+  instead of fixing it.
+- A result that must stay connected to the parameters (a penalty added to the loss):
+  :func:`cut_off_parameters` asks autograd, in the kernel, which parameters its graph misses.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+
+# statements a cell may add freely: the check itself and printing
+_FREE_CALLS = ("check", "print", "display")
+
+
+def statements(tree: ast.AST) -> list[str]:
+    """Every statement of ``tree`` as one normalised line (comments and layout dropped); a
+    compound statement counts as its header line plus the statements inside it."""
+    lines: list[str] = []
+    for node in getattr(tree, "body", []):
+        if _is_free(node):
+            continue
+        inner = [f for f in ("body", "orelse", "finalbody") if getattr(node, f, None)]
+        if inner or isinstance(node, ast.Try):
+            lines.append(ast.unparse(node).splitlines()[0])
+            for name in inner:
+                lines.extend(statements(ast.Module(body=getattr(node, name), type_ignores=[])))
+            for handler in getattr(node, "handlers", []):
+                lines.append(ast.unparse(handler).splitlines()[0])
+                lines.extend(statements(handler))
+        else:
+            lines.append(ast.unparse(node))
+    return lines
+
+
+def _is_free(node: ast.stmt) -> bool:
+    """``check(...)``/``print(...)`` calls and ``name = ...`` stubs are not task lines."""
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        func = node.value.func
+        return isinstance(func, ast.Name) and func.id in _FREE_CALLS
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
+        return node.value.value is Ellipsis
+    return False
+
+
+def compare_lines(task_code: str, tree: ast.AST) -> dict:
+    """The statements the cell adds to the task's code, and those it leaves out."""
+    wanted, mine = Counter(statements(ast.parse(task_code))), Counter(statements(tree))
+    return {
+        "extra_lines": sorted((mine - wanted).elements()),
+        "missing_lines": sorted((wanted - mine).elements()),
+    }
+
+
+def cut_off_parameters(exercise, function) -> dict:
+    """For the first test input whose result misses some: which parameters (of the module
+    arguments) the result's graph does not reach, as {"input": n, "names": [...]}; {} when
+    every result reaches them all (or the probe cannot run)."""
+    import torch
+
+    from course_helpers.environment.notebook import cpu_generator
+    from course_helpers.lessons.model import fresh_rng
+
+    try:
+        cases = fresh_rng(lambda: exercise.cases(cpu_generator(0)))
+    except Exception:
+        return {}
+    for number, args in enumerate(cases, start=1):
+        params = [
+            (name, p)
+            for arg in args
+            if isinstance(arg, torch.nn.Module)
+            for name, p in arg.named_parameters()
+            if p.requires_grad
+        ]
+        try:
+            result = function(*args)
+        except Exception:
+            continue  # its error is judged from the ordinary run
+        if not params:
+            continue
+        if isinstance(result, torch.Tensor) and result.grad_fn is not None:
+            grads = torch.autograd.grad(result.sum(), [p for _, p in params], allow_unused=True)
+            cut = [name for (name, _), grad in zip(params, grads, strict=True) if grad is None]
+        else:
+            cut = [name for name, _ in params]
+        if cut:
+            return {"input": number, "names": cut}
+    return {}
+
+
+def line_notes(record: dict) -> list[str]:
+    """What the record's line and graph findings say is wrong (one text per finding)."""
+    notes = []
+    extra, missing = record.get("extra_lines") or [], record.get("missing_lines") or []
+    if extra:
+        notes.append(
+            f"Your cell has {_lines(extra)} that the task's code does not have. The task is to "
+            "keep every line and change only their order: an added line (another optimizer, "
+            "an add_param_group) works around the bug instead of fixing it."
+        )
+    if missing:
+        notes.append(
+            f"Your cell lacks {_lines(missing)} of the task's code. Keep every line; change "
+            "only their order."
+        )
+    cut = record.get("cut_off") or {}
+    if cut.get("names"):
+        names = ", ".join(cut["names"])
+        notes.append(
+            f"For input {cut['input']}, the graph of your function's result does not reach "
+            f"{names}: backward() from it gives {_them(cut['names'])} no gradient. Added to a "
+            "loss, it then leaves those parameters out of every update, so training with it goes "
+            "subtly wrong and later results differ by small, unexplained amounts. Build every "
+            "term from the parameters themselves with tensor operations, so autograd can "
+            "follow it back to each one."
+        )
+    return notes
+
+
+def _lines(lines: list[str]) -> str:
+    shown = "; ".join(f"`{line}`" for line in lines[:3])
+    more = f" and {len(lines) - 3} more" if len(lines) > 3 else ""
+    noun = "this line" if len(lines) == 1 else f"these {len(lines)} lines"
+    return f"{noun} ({shown}{more})"
+
+
+def _them(names: list[str]) -> str:
+    return "it" if len(names) == 1 else "them"

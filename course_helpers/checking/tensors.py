@@ -1,0 +1,368 @@
+"""What is wrong with a tensor answer, checked in a fixed order that stops at the first
+problem: not attempted → type → shape (never broadcast) → dtype → device →
+``requires_grad`` / leaf → values (``checking.values``)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+from course_helpers.checking.values import all_close, diagnose_values, reduction_hint
+from course_helpers.checking.verdict import Diagnosis, failed, not_attempted, passed, tolerances
+from course_helpers.records import (
+    describe,
+    fmt_number,
+    fmt_shape,
+    is_missing,
+    kind_of,
+    python_type_name,
+    reshape_args,
+)
+
+_CAST_METHODS = {
+    "float32": ".float()",
+    "float64": ".double()",
+    "float16": ".half()",
+    "bfloat16": ".bfloat16()",
+    "int64": ".long()",
+    "int32": ".int()",
+    "int16": ".short()",
+    "int8": ".char()",
+    "uint8": ".byte()",
+    "bool": ".bool()",
+}
+
+
+def diagnose_tensor(
+    got: Any,
+    exp: dict,
+    *,
+    rtol: float | None = None,
+    atol: float | None = None,
+    device: str | None = None,
+    inputs: tuple = (),
+    subject: str = "Your tensor",
+    grad_context: bool = False,
+    in_function: bool = False,
+) -> Diagnosis:
+    """The ordered diagnosis of a tensor answer (records) against the expected tensor.
+
+    ``in_function``: see :func:`diagnose`.
+    """
+    got = describe(got)
+    if is_missing(got):
+        return not_attempted()
+    if kind_of(got) != "tensor":
+        return failed(_wrong_type_for_tensor(got, exp, subject, in_function))
+    subject = "Your tensor" if subject == "Your answer" else subject
+    inputs = tuple(describe(x) for x in inputs)
+    if got["shape"] != exp["shape"]:
+        return failed(_shape_message(got, exp, subject, inputs, in_function))
+    if got["dtype"] != exp["dtype"]:
+        if in_function:
+            return failed(_function_dtype_message(got, exp, subject, inputs))
+        return failed(_dtype_message(got, exp, subject, rtol, atol))
+    if device is not None and not _same_device(got["device"], device):
+        return failed(
+            f"{subject} is on the {got['device'].split(':')[0]} device but it should be on "
+            f"the course device ({device.split(':')[0]}): move it with .to(device)."
+        )
+    if in_function and got["device"] != exp["device"]:
+        return failed(
+            f"{subject} is on the {got['device']!r} device, but the expected output is on "
+            f"{exp['device']!r}, the device of the inputs: create new tensors with "
+            "device=x.device (x: an input), or move them with .to(x.device)."
+        )
+    problem = _autograd_flags_message(got, exp, subject)
+    if problem:
+        return failed(problem)
+    if exp["data"] is None and got["data"] is None:
+        return passed()  # two 'meta' tensors: shape, dtype and device are all there is
+    if got["data"] is None:
+        return failed(f"{subject} has no values to compare (it lives on the 'meta' device).")
+    if exp["data"] is None:
+        return failed(
+            f"{subject} is on the {got['device']!r} device, but a 'meta' tensor (shape and dtype "
+            "only, no values) is expected."
+        )
+    return diagnose_values(got, exp, rtol, atol, subject, inputs, grad_context)
+
+
+def _wrong_type_for_tensor(got: Any, exp: dict, subject: str, in_function: bool = False) -> str:
+    kind = kind_of(got)
+    want = f"a tensor of shape {fmt_shape(exp['shape'])} ({exp['dtype']})"
+    owner = "Your answer" if subject in ("Your tensor", "Your answer") else subject
+    dtype_arg = f", dtype=torch.{exp['dtype']}"
+    if kind in ("list", "tuple") and any(kind_of(i) == "tensor" for i in got["items"]):
+        return (
+            f"{owner} is {python_type_name(got)} of tensors, but {want} is expected: "
+            f"combine them with torch.stack(your_{kind}) (or torch.cat for one long tensor)."
+        )
+    if kind in ("list", "tuple"):
+        return (
+            f"{owner} is {python_type_name(got)}, but {want} is expected: "
+            f"wrap it with torch.tensor(your_{kind}{dtype_arg})."
+        )
+    if kind == "ndarray":
+        fix = "torch.from_numpy(your_array)"
+        if got["dtype"] != exp["dtype"]:
+            fix += _CAST_METHODS.get(exp["dtype"], f".to(torch.{exp['dtype']})")
+        return f"{owner} is {python_type_name(got)}, but {want} is expected: convert it with {fix}."
+    if in_function and kind in ("number", "bool"):
+        return (
+            f"{owner} is {python_type_name(got)} ({fmt_number(got)}), but {want} is expected: "
+            "if you called .item(), return the tensor itself instead (without .item() it keeps "
+            "its dtype and its place in the autograd graph)."
+        )
+    if kind in ("number", "bool", "numpy_scalar", "complex"):
+        value = got["value"] if kind == "numpy_scalar" else got
+        inner = fmt_number(value)
+        if exp["shape"] == () and exp.get("data") is not None and not _close_number(value, exp):
+            return (
+                f"{owner} is {python_type_name(got)}, but {want} is expected, and the value "
+                "itself is not the expected one either: work out the value again, then make "
+                "it a tensor."
+            )
+        if exp["shape"] == ():
+            fix = f"torch.tensor({inner}{dtype_arg})"
+        else:
+            fix = f"torch.tensor(...) with the shape {fmt_shape(exp['shape'])}"
+        return (
+            f"{owner} is {python_type_name(got)} ({inner}), but {want} is expected: wrap it: {fix}."
+        )
+    if kind == "callable":
+        return (
+            f"{owner} is {python_type_name(got)}, but {want} is expected: "
+            "call the function and check its result."
+        )
+    if kind == "module":
+        return (
+            f"{owner} is {python_type_name(got)}, but {want} is expected: "
+            "pass one of its tensors, e.g. model.weight."
+        )
+    return f"{owner} is {python_type_name(got)}, but {want} is expected."
+
+
+def _same_device(got: str, want: str) -> bool:
+    if ":" in want:
+        return got == want or (got == want.split(":")[0] and want.endswith(":0"))
+    return got.split(":")[0] == want
+
+
+def _shape_message(
+    got: dict, exp: dict, subject: str, inputs: tuple, in_function: bool = False
+) -> str:
+    gs, es = tuple(got["shape"]), tuple(exp["shape"])
+    head = f"{subject} has shape {fmt_shape(gs)} but {fmt_shape(es)} is expected"
+    detail = reduction_hint(got, exp, inputs) or _shape_detail(got, exp, in_function)
+    if in_function and ".reshape(" in detail:
+        # a reshape to this input's sizes would break every other input: keep what is wrong,
+        # replace the fix
+        kept = detail.split(".reshape(")[0].removesuffix("use ").rstrip("; ,")
+        kept = kept if kept and not kept.endswith(("use", "or")) else ""
+        detail = (kept + "; " if kept else "") + (
+            "your function must work for every input, so reshaping the result to this input's "
+            "sizes is not the fix: find the step that changes the shape (a reduction over the "
+            "wrong dim, a missing keepdim=True, a transpose, a hard-coded size)."
+        )
+    return f"{head}: {detail}{_broadcast_note(gs, es)}"
+
+
+def _close_number(value, exp: dict) -> bool:
+    try:
+        number = complex(value)
+        target = complex(exp["data"].item())
+    except (TypeError, ValueError):
+        return True
+    return abs(number - target) <= 1e-5 * max(abs(target), 1.0)
+
+
+def _shape_detail(got: dict, exp: dict, in_function: bool = False) -> str:
+    gs, es = tuple(got["shape"]), tuple(exp["shape"])
+    gn, en = math.prod(gs), math.prod(es)
+    if es == () and gn == 1:
+        return (
+            "a 0-dim tensor (a single number, shape ()) is expected, not a 1-element tensor: "
+            "use .squeeze() (or .sum() / .mean() if you meant to reduce)."
+        )
+    if gs == () and en == 1:
+        return f"yours is a 0-dim tensor (shape ()); use .reshape{reshape_args(es)}."
+    squeezed_equal = tuple(d for d in gs if d != 1) == tuple(d for d in es if d != 1)
+    extra = missing = None
+    if squeezed_equal and len(gs) == len(es) + 1:
+        extra = next((k for k in range(len(gs)) if gs[k] == 1 and gs[:k] + gs[k + 1 :] == es), None)
+    if squeezed_equal and len(es) == len(gs) + 1:
+        missing = next(
+            (k for k in range(len(es)) if es[k] == 1 and es[:k] + es[k + 1 :] == gs), None
+        )
+    if extra is not None and in_function:
+        # squeezing the result would hide the step that adds the dimension (and break size-1 cases)
+        return (
+            f"it has one dimension too many (an extra size-1 dimension at dim {extra}); look "
+            "for the step in your function that adds it (unsqueeze, None-indexing, keepdim=True)."
+        )
+    if extra is not None:
+        return f"it has an extra size-1 dimension at dim {extra}; use .squeeze({extra})."
+    if missing is not None:
+        return (
+            f"it is missing the size-1 dimension at dim {missing}; use .unsqueeze({missing}) "
+            "(or keepdim=True, if a reduction made it)."
+        )
+    if squeezed_equal:
+        return f"the sizes agree apart from size-1 dimensions; use .reshape{reshape_args(es)}."
+    if gn == en and gn > 0:
+        return _same_numel_detail(got, exp)
+    if gs == ():
+        return (
+            "yours is a single number (a 0-dim tensor): did you reduce (sum, mean, @) where no "
+            "reduction is expected?"
+        )
+    if len(gs) != len(es):
+        return (
+            f"it has {len(gs)} dimension{'s' * (len(gs) != 1)} but "
+            f"{len(es)} {'are' if len(es) != 1 else 'is'} expected."
+        )
+    diffs = [
+        f"dim {d} has size {g} instead of {e}"
+        for d, (g, e) in enumerate(zip(gs, es, strict=True))
+        if g != e
+    ]
+    return "; ".join(diffs) + "."
+
+
+def _same_numel_detail(got: dict, exp: dict) -> str:
+    gs, es = tuple(got["shape"]), tuple(exp["shape"])
+    g, e = got["data"], exp["data"]
+    have_values = g is not None and e is not None and g.dtype == e.dtype
+    if sorted(gs) == sorted(es) and have_values and 2 <= len(gs) <= 5:
+        for perm in itertools.permutations(range(len(gs))):
+            if tuple(gs[p] for p in perm) == es and all_close(g.permute(perm), e):
+                if len(gs) == 2:
+                    return (
+                        "it is the transpose of the expected tensor; use .T (or .transpose(0, 1))."
+                    )
+                return f"its dimensions are in a different order; use .permute{perm}."
+    if have_values and all_close(g.reshape(-1), e.reshape(-1)):
+        return (
+            f"the values are right but arranged as {fmt_shape(gs)}; use .reshape{reshape_args(es)}."
+        )
+    if len(gs) == 2 and gs == es[::-1]:
+        return "the two sizes look swapped; check the order of the sizes you asked for."
+    return (
+        f"it has the right number of elements ({math.prod(es)}) in a different shape; "
+        "check the sizes in your reshape/view."
+    )
+
+
+def _broadcast_note(gs: tuple, es: tuple) -> str:
+    try:
+        import torch
+
+        both = tuple(torch.broadcast_shapes(gs, es))
+    except RuntimeError:
+        return ""
+    if math.prod(both) <= max(math.prod(gs), math.prod(es)):
+        return ""
+    return (
+        f" Careful: the two shapes would broadcast silently to {fmt_shape(both)} in an "
+        "operation such as a loss, giving a wrong number instead of an error."
+    )
+
+
+def _function_dtype_message(got: dict, exp: dict, subject: str, inputs: tuple) -> str:
+    """A function's output dtype: name the property that holds for every input, not a cast."""
+    gd, ed = got["dtype"], exp["dtype"]
+    text = f"{subject} has dtype torch.{gd} but torch.{ed} is expected."
+    if any(kind_of(x) == "tensor" and x["dtype"] == ed for x in inputs):
+        return text + (
+            " Your function must work for every input: keep the input's dtype (make new "
+            "tensors with dtype=x.dtype, x an input; a Python float or a literal dtype= "
+            "changes it)."
+        )
+    return text + (
+        f" Your function must return torch.{ed} for every input: convert where the task "
+        "says to, not to this one input's dtype."
+    )
+
+
+def _dtype_message(
+    got: dict, exp: dict, subject: str, rtol: float | None = None, atol: float | None = None
+) -> str:
+    gd, ed = got["dtype"], exp["dtype"]
+    cast = _CAST_METHODS.get(ed)
+    fix = f"{cast} (or .to(torch.{ed}))" if cast else f".to(torch.{ed})"
+    text = f"{subject} has dtype torch.{gd} but torch.{ed} is expected: use {fix}."
+    if gd.startswith("int") and ed.startswith("float"):
+        text += (
+            " Python integers give int64 tensors (torch.tensor([1, 2]), torch.arange(3)): "
+            f"write 1.0 or pass dtype=torch.{ed} when you create it."
+        )
+    elif gd == "float64" and ed == "float32":
+        text += " float64 usually comes from NumPy (torch.from_numpy keeps its dtype)."
+    if got["data"] is not None and exp["data"] is not None:
+        import torch
+
+        rtol, atol = tolerances(ed, rtol, atol)
+        converted = got["data"].to(exp["data"].dtype)
+        # compare in a dtype that holds both: a truncating cast (1.5 -> 1) must not hide a gap
+        common = torch.promote_types(got["data"].dtype, exp["data"].dtype)
+        if all_close(got["data"].to(common), exp["data"].to(common), rtol, atol):
+            text += " The values themselves are right."
+        elif (
+            converted.is_floating_point()
+            and exp["data"].numel() > 0
+            and not all_close(converted, exp["data"], rtol, atol)
+        ):
+            gap = (converted.double() - exp["data"].double()).abs().nan_to_num(nan=math.inf)
+            flat = _flat_argmax(gap)
+            gv, ev = converted.reshape(-1)[flat].item(), exp["data"].reshape(-1)[flat].item()
+            if abs(gv - ev) > 1e-3 * max(abs(ev), 1e-6):  # far beyond rounding: a wrong value
+                return text + (
+                    " Besides the dtype, the values themselves are wrong (not just rounded): "
+                    "fix the computation as well."
+                )
+            text += (
+                f" Converting at the end is not enough: even converted, the values differ beyond "
+                f"the tolerance (rtol={rtol:g}, atol={atol:g}; expected {fmt_number(ev, gv)}, "
+                f"got {fmt_number(gv, ev)}), so compute in torch.{ed} from the start."
+            )
+    return text
+
+
+def _autograd_flags_message(got: dict, exp: dict, subject: str) -> str:
+    if got["requires_grad"] and not exp["requires_grad"]:
+        if got["is_leaf"]:
+            return (
+                f"{subject} has requires_grad=True but the expected tensor does not track "
+                "gradients: it is a leaf you created with requires_grad=True (or a parameter); "
+                "create it without, or freeze it with .requires_grad_(False)."
+            )
+        return (
+            f"{subject} has requires_grad=True but the expected tensor does not track gradients: "
+            "use .detach(), or compute it inside `with torch.no_grad():`."
+        )
+    if exp["requires_grad"] and not got["requires_grad"]:
+        return (
+            f"{subject} has requires_grad=False but it should track gradients: create it with "
+            "requires_grad=True (or call .requires_grad_()), and do not compute it under "
+            "torch.no_grad() or from a .detach()ed tensor."
+        )
+    if exp["requires_grad"] and exp["is_leaf"] and not got["is_leaf"]:
+        return (
+            f"{subject} is not a leaf tensor (it was made by {got['grad_fn']}), so backward() "
+            "will not fill its .grad: create it directly with requires_grad=True, e.g. "
+            "torch.randn(3, requires_grad=True), or call .detach().requires_grad_() on it."
+        )
+    if exp["requires_grad"] and not exp["is_leaf"] and got["is_leaf"]:
+        return (
+            f"{subject} is a leaf tensor, but it should be the result of an operation on "
+            "tensors that require grad (it should have a grad_fn)."
+        )
+    return ""
+
+
+def _flat_argmax(values) -> int:
+    import torch
+
+    return int(torch.argmax(values.reshape(-1)))

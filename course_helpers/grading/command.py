@@ -1,0 +1,159 @@
+"""Headless grading of learners' exercise notebooks (for instructors).
+
+``python -m course_helpers grade PATH... [--jobs N] [--json F] [--junit F] [--csv F]
+[--per-student DIR] [--first-attempt] [--timeout S] [--memory-mb M] [--no-sandbox]``
+(a PATH may be a folder: its ``*.ipynb`` files are graded in name order).
+
+Each notebook is copied into its own temporary folder and run there by a worker process
+(``--worker``; isolated with bubblewrap where it works, resource-limited always: see
+:mod:`course_helpers.grading.sandbox`) in a fresh kernel with a per-cell timeout; a cell that raises
+or times out does not stop the notebook. In the kernel, ``check`` keeps each answer in memory;
+one extra cell sent after the notebook's own cells writes them into a folder with a secret
+name. Pass/fail is decided here, with the catalogue and judge loaded before any submission ran,
+after each recorded answer is validated (hand-made or inconsistent records are rejected).
+
+Scoring: one point per expected exercise: the ``check("ID", ...)`` calls in the notebook and
+those of the course's solution notebook of the same lesson (see :func:`expected_ids`); an
+exercise never checked scores 0 as "not attempted". A notebook with no recognised exercise is
+an error. Code that reads the references or touches the course's internals is flagged "needs
+review" (:func:`suspicious_code`): the references live in the learner's kernel, so copying
+one cannot be told from computing it. Threat model and guarantees: docs/grading.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from course_helpers.grading.grade import NotebookGrade, grade_notebook, load_catalogue
+from course_helpers.grading.reports import exit_status, score_table, to_csv, to_json, to_junit
+from course_helpers.grading.tampering import package_snapshot, restore_package
+from course_helpers.grading.worker import DEFAULT_TIMEOUT
+
+# --------------------------------------------------------------------------- reports
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Grade notebooks; exit status 1 when any exercise did not pass, 0 otherwise."""
+    parser = argparse.ArgumentParser(
+        prog="python -m course_helpers grade",
+        description="Grade exercise notebooks in fresh kernels, judging answers outside them.",
+    )
+    parser.add_argument(
+        "paths", nargs="+", metavar="PATH", help="exercise notebooks (.ipynb) or folders of them"
+    )
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--junit", metavar="FILE", help="also write the results as JUnit XML")
+    parser.add_argument(
+        "--timeout",
+        type=int,
+        default=DEFAULT_TIMEOUT,
+        help=f"seconds allowed per cell (default {DEFAULT_TIMEOUT})",
+    )
+    parser.add_argument("--kernel", default="python3", help="Jupyter kernel name (default python3)")
+    parser.add_argument(
+        "--first-attempt",
+        action="store_true",
+        help="grade each exercise's first checked answer (default: the last)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="submissions graded at once (default: the number of cores)",
+    )
+    parser.add_argument("--csv", metavar="FILE", help="also write a CSV gradebook")
+    parser.add_argument(
+        "--per-student", metavar="DIR", help="also write one JSON report per notebook into DIR"
+    )
+    parser.add_argument("--memory-mb", type=int, default=4096, help="memory limit per process")
+    parser.add_argument(
+        "--no-sandbox", action="store_true", help="do not use bubblewrap even where it works"
+    )
+    args = parser.parse_args(argv)
+    return grade_batch(args)
+
+
+def grade_batch(args) -> int:
+    """Grade every notebook of ``args.paths`` (see :func:`main`), ``args.jobs`` at a time."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    from course_helpers.grading import sandbox
+
+    load_catalogue()  # the judge and references, loaded before any submission runs
+    snapshot = package_snapshot()
+    use_sandbox = not args.no_sandbox
+    sandboxed = use_sandbox and sandbox.bwrap_works()
+    print(sandbox.isolation(use_sandbox), file=sys.stderr, flush=True)
+    paths = notebook_paths(args.paths)
+    needed = [Path(__file__).resolve(), Path(sys.prefix).resolve(), Path(sys.executable).resolve()]
+    hide = sorted(
+        folder
+        for folder in {Path(p).resolve().parent for p in paths}
+        if not any(n.is_relative_to(folder) for n in needed)
+    )
+    limits = sandbox.Limits(memory_mb=args.memory_mb)
+    jobs = max(1, args.jobs)
+
+    def one(path: str) -> NotebookGrade:
+        try:
+            return grade_notebook(
+                path,
+                timeout=args.timeout,
+                kernel=args.kernel,
+                first_attempt=args.first_attempt,
+                limits=limits,
+                use_sandbox=use_sandbox,
+                hide=hide,
+            )
+        except Exception as err:  # a grader bug costs this notebook, not the batch
+            return NotebookGrade(path, f"could not run: {type(err).__name__}: {err}")
+
+    results: dict[str, NotebookGrade] = {}
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(one, path): path for path in paths}
+        for done, future in enumerate(as_completed(futures), start=1):
+            grade = future.result()
+            # sandboxed, the package is read-only to submissions: a change comes from outside
+            # (e.g. an author editing it), so it is left alone
+            changed = [] if sandboxed else restore_package(snapshot)
+            if changed:
+                who = "" if jobs == 1 else " (by this or a concurrent submission)"
+                grade.review.append(f"course package changed{who}, restored: {', '.join(changed)}")
+            results[futures[future]] = grade
+            flag = "  NEEDS REVIEW" if grade.review else ""
+            print(
+                f"[{done}/{len(paths)}] {grade.path}: {grade.score}/{grade.max_score} "
+                f"({grade.run}){flag}",
+                file=sys.stderr,
+                flush=True,
+            )
+    grades = [results[path] for path in paths]
+    print(score_table(grades))
+    if args.json:
+        Path(args.json).write_text(to_json(grades), encoding="utf-8")
+    if args.junit:
+        Path(args.junit).write_text(to_junit(grades), encoding="utf-8")
+    if args.csv:
+        Path(args.csv).write_text(to_csv(grades), encoding="utf-8")
+    if args.per_student:
+        folder = Path(args.per_student)
+        folder.mkdir(parents=True, exist_ok=True)
+        for grade in grades:
+            (folder / f"{Path(grade.path).stem}.json").write_text(
+                to_json([grade]), encoding="utf-8"
+            )
+    return exit_status(grades)
+
+
+def notebook_paths(paths: list[str]) -> list[str]:
+    """The notebooks to grade: each path as given, a folder's ``*.ipynb`` files sorted."""
+    found = []
+    for path in paths:
+        if Path(path).is_dir():
+            found.extend(str(p) for p in sorted(Path(path).glob("*.ipynb")))
+        else:
+            found.append(path)
+    return found

@@ -1,0 +1,290 @@
+"""Grade one notebook: which exercises it is graded on, run it in a sandboxed worker, and
+judge the answers it recorded with the full catalogue, outside the sandbox."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import secrets
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from course_helpers.checking.judges import judge
+from course_helpers.checking.submissions import GRADING_ENV, SUBMISSION_FORMAT, load_submission
+from course_helpers.grading.tampering import suspicious_code
+from course_helpers.grading.worker import DEFAULT_TIMEOUT, MAX_RESTARTS
+from course_helpers.records import invalid_reason
+
+SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"  # the course's own answers
+
+
+_CHECK_CALL = re.compile(r"""\bcheck\(\s*(['"])([^'"\n]+)\1""")
+
+
+@dataclass
+class ExerciseGrade:
+    exercise_id: str
+    status: str
+    message: str
+    points: int
+    attempts: int = 0  # how many times check() ran for it
+    first_attempt: str = ""  # the status of the first of them
+
+
+@dataclass
+class NotebookGrade:
+    path: str
+    run: str  # "completed", "timed out", "kernel died (...)", "could not run: ..."
+    exercises: list[ExerciseGrade] = field(default_factory=list)
+    review: list[str] = field(default_factory=list)  # reasons to look at it ("needs review")
+
+    @property
+    def score(self) -> int:
+        return sum(e.points for e in self.exercises)
+
+    @property
+    def max_score(self) -> int:
+        return len(self.exercises)
+
+
+def exercise_ids_in(notebook) -> list[str]:
+    """Exercise ids of the ``check("ID", ...)`` calls in the code cells, in order, once each.
+
+    Calls inside comments or strings do not count (the cell is tokenized; a cell that is not
+    plain Python, e.g. one with %magics, falls back to a text search).
+    """
+    found: dict[str, None] = {}
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            for exercise_id in _check_ids(cell.source):
+                found.setdefault(exercise_id, None)
+    return list(found)
+
+
+def expected_ids(notebook, path: str, solutions: Path = SOLUTIONS) -> list[str]:
+    """The exercises a notebook is graded on: its own checks, then the missing ones of the
+    solution notebook of its lesson (see the module docstring)."""
+    found = exercise_ids_in(notebook)
+    expected = dict.fromkeys(found)
+    if not Path(solutions).is_dir():
+        return found
+    stem = Path(path).stem
+    for solution in sorted(Path(solutions).glob("*.ipynb")):
+        ids = _solution_ids(str(solution))
+        if solution.stem == stem or set(ids) & set(found):
+            expected.update(dict.fromkeys(ids))
+    return list(expected)
+
+
+@functools.lru_cache(maxsize=32)
+def _solution_ids(path: str) -> list[str]:
+    import nbformat
+
+    try:
+        return exercise_ids_in(nbformat.read(path, as_version=4))
+    except Exception:  # an unreadable solution adds nothing; the build check reports it
+        return []
+
+
+def _check_ids(source: str) -> list[str]:
+    import ast
+    import io
+    import tokenize
+
+    try:
+        tokens = [
+            t
+            for t in tokenize.generate_tokens(io.StringIO(source).readline)
+            if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT)
+        ]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return [m.group(2).strip() for m in _CHECK_CALL.finditer(source)]
+    ids = []
+    for name, paren, text in zip(tokens, tokens[1:], tokens[2:], strict=False):
+        if (name.type, name.string, paren.string) == (tokenize.NAME, "check", "("):
+            if text.type == tokenize.STRING:
+                try:
+                    value = ast.literal_eval(text.string)
+                except (ValueError, SyntaxError):
+                    continue
+                if isinstance(value, str):
+                    ids.append(value.strip())
+    return ids
+
+
+@functools.lru_cache(maxsize=1)
+def load_catalogue() -> dict:
+    """The exercises and their references, loaded once, before any submission runs."""
+    from course_helpers.lessons import catalog
+
+    return {e.id: e for e in catalog()}
+
+
+def grade_notebook(
+    path: str,
+    *,
+    timeout: int = DEFAULT_TIMEOUT,
+    kernel: str = "python3",
+    solutions: Path = SOLUTIONS,
+    first_attempt: bool = False,
+    limits=None,
+    use_sandbox: bool = True,
+    hide: list[Path] | None = None,
+):
+    """Run one notebook in its own worker process and judge what it recorded, here.
+
+    Never raises for a bad notebook. ``solutions``: the folder of the course's solution
+    notebooks (see :func:`expected_ids`). ``first_attempt``: grade each exercise's first
+    checked answer instead of its last. ``limits``: :class:`course_helpers.grading.sandbox.Limits`.
+    ``hide``: folders the submission must not see (e.g. the other submissions).
+    """
+    import shutil
+
+    import nbformat
+
+    known = load_catalogue()
+    try:
+        notebook = nbformat.read(path, as_version=4)
+    except Exception as err:
+        return NotebookGrade(path, f"could not run: {type(err).__name__}: {err}")
+    ids = expected_ids(notebook, path, solutions)
+    flags = suspicious_code(notebook)
+    if not ids:
+        return NotebookGrade(path, "error: no recognised exercises in this notebook", [], flags)
+    base = Path(tempfile.mkdtemp(prefix="course-grading-"))
+    try:
+        work = base / "work"
+        work.mkdir()
+        copy = work / Path(path).name
+        shutil.copyfile(path, copy)
+        token = secrets.token_hex(16)
+        run = _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide or [])
+        attempts, problem = _read_attempts(work / token)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    grades = [_grade_exercise(known.get(i), i, attempts, first_attempt) for i in ids]
+    return NotebookGrade(path, run, grades, flags + ([problem] if problem else []))
+
+
+def _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide) -> str:
+    """Run the worker (see :func:`worker_main`) on ``copy``; its run status."""
+    import signal
+    import subprocess
+
+    from course_helpers.grading import sandbox
+
+    argv = [sys.executable, "-m", "course_helpers.grading.worker", "--worker", str(copy)]
+    argv += ["--timeout", str(timeout), "--kernel", kernel]
+    env = dict(os.environ)
+    env.update(
+        {
+            "JUPYTER_RUNTIME_DIR": str(work / ".jupyter"),
+            "IPYTHONDIR": str(work / ".ipython"),
+            "MPLCONFIGDIR": str(work / ".matplotlib"),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "HOME": str(work),
+        }
+    )
+    env.pop(GRADING_ENV, None)
+    cells = 1 + len(_code_cells(copy))
+    process = subprocess.Popen(
+        sandbox.command(argv, work, hide, use_sandbox),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=work,
+        start_new_session=True,
+        preexec_fn=sandbox.preexec(limits or sandbox.Limits()),
+    )
+    try:
+        out, _ = process.communicate(
+            token.encode() + b"\n", timeout=timeout * cells * (1 + MAX_RESTARTS) + 120
+        )
+    except subprocess.TimeoutExpired:
+        out, status = b"", "timed out"
+    else:
+        status = ""
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)  # whatever it left behind in its session
+        except (ProcessLookupError, PermissionError):
+            pass
+        process.wait()
+    if status:
+        return status
+    lines = out.decode(errors="replace").strip().splitlines()
+    if lines and lines[-1].startswith("run: "):
+        return lines[-1].removeprefix("run: ")
+    return f"kernel died (its worker ended with status {process.returncode})"
+
+
+def _code_cells(path) -> list:
+    import nbformat
+
+    try:
+        return [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    except Exception:
+        return []
+
+
+def _read_attempts(record_dir: Path) -> tuple[dict[str, list], str]:
+    """Each exercise's submissions in order, and a problem with the log ("" when none)."""
+    log = record_dir / "log.pt"
+    if not log.exists():
+        return {}, ""
+    try:
+        data = load_submission(log)
+        items = data["attempts"]
+        if data.get("format") != SUBMISSION_FORMAT or not isinstance(items, list):
+            raise ValueError("unexpected layout")
+    except Exception as err:
+        return (
+            {},
+            f"the answer log is unreadable or malformed ({type(err).__name__}): nothing graded",
+        )
+    attempts: dict[str, list] = {}
+    for item in items:
+        if isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str):
+            attempts.setdefault(item[0], []).append(item[1])
+    return attempts, ""
+
+
+def _grade_exercise(exercise, exercise_id: str, attempts: dict, first: bool) -> ExerciseGrade:
+    if exercise is None:
+        return ExerciseGrade(exercise_id, "error", "There is no exercise with this id.", 0)
+    tries = attempts.get(exercise.id, [])
+    if not tries:
+        return ExerciseGrade(exercise.id, "not_attempted", "No answer was checked.", 0)
+    verdicts = [_judge_one(exercise, s) for s in tries]
+    chosen = verdicts[0] if first else verdicts[-1]
+    return ExerciseGrade(
+        exercise.id,
+        chosen[0],
+        chosen[1],
+        int(chosen[0] == "passed"),
+        attempts=len(tries),
+        first_attempt=verdicts[0][0],
+    )
+
+
+def _judge_one(exercise, submission) -> tuple[str, str]:
+    """(status, message) for one recorded submission, rejecting what collect never makes."""
+    if not isinstance(submission, dict) or set(submission) - {
+        "format",
+        "exercise_id",
+        "answer",
+        "learner_record",
+        "method",  # what the learner's code used (method checks), judged by judge()
+    }:
+        return "rejected", "The recorded answer is malformed (not a submission made by check)."
+    if submission.get("learner_record"):
+        return "rejected", "The answer is a hand-made record (a dict shaped like the checker's)."
+    reason = invalid_reason(submission.get("answer"))
+    if reason:
+        return "rejected", f"The recorded answer was rejected: {reason}."
+    verdict = judge(exercise, submission)
+    return verdict.status, verdict.message

@@ -1,0 +1,98 @@
+"""Grading reports: the score table, JSON, JUnit XML, a CSV gradebook, the exit status."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+from course_helpers.grading.grade import NotebookGrade
+
+
+def score_table(grades: list[NotebookGrade]) -> str:
+    """A fixed-width per-exercise score table with one total line per notebook."""
+    rows = [("notebook", "exercise", "status", "points")]
+    for nb in grades:
+        for e in nb.exercises:
+            rows.append((nb.path, e.exercise_id, e.status, f"{e.points}/1"))
+        if not nb.exercises:
+            rows.append((nb.path, "-", "no checks found", "0/0"))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    for nb in grades:
+        lines.append(f"{nb.path}: {nb.score}/{nb.max_score} ({nb.run})")
+        for e in nb.exercises:
+            if e.attempts > 1:
+                lines.append(f"  {e.exercise_id}: {e.attempts} attempts, first {e.first_attempt}")
+        for reason in nb.review:
+            lines.append(f"  NEEDS REVIEW (a flag, not a verdict): {reason}")
+    return "\n".join(lines)
+
+
+def to_json(grades: list[NotebookGrade]) -> str:
+    data = {
+        "notebooks": [
+            {**asdict(nb), "score": nb.score, "max_score": nb.max_score} for nb in grades
+        ],
+        "score": sum(nb.score for nb in grades),
+        "max_score": sum(nb.max_score for nb in grades),
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+def to_junit(grades: list[NotebookGrade]) -> str:
+    from xml.etree import ElementTree as ET
+
+    root = ET.Element("testsuites", name="course grading")
+    for nb in grades:
+        failed = sum(1 for e in nb.exercises if e.status in ("failed", "not_attempted"))
+        errors = sum(1 for e in nb.exercises if e.status in ("error", "rejected"))
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=nb.path,
+            tests=str(len(nb.exercises)),
+            failures=str(failed),
+            errors=str(errors),
+        )
+        properties = ET.SubElement(suite, "properties")
+        properties.append(ET.Element("property", name="run", value=nb.run))
+        for reason in nb.review:
+            properties.append(ET.Element("property", name="needs_review", value=reason))
+        for e in nb.exercises:
+            case = ET.SubElement(suite, "testcase", classname=nb.path, name=e.exercise_id)
+            if e.status in ("error", "rejected"):
+                ET.SubElement(case, "error", message=e.status).text = e.message
+            elif e.status != "passed":
+                ET.SubElement(case, "failure", message=e.status).text = e.message
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def to_csv(grades: list[NotebookGrade]) -> str:
+    """A gradebook: one row per notebook, one column per exercise (points), then totals."""
+    import csv
+    import io
+
+    ids = list(dict.fromkeys(e.exercise_id for nb in grades for e in nb.exercises))
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["notebook", *ids, "score", "max_score", "run", "needs_review"])
+    for nb in grades:
+        points = {e.exercise_id: e.points for e in nb.exercises}
+        writer.writerow(
+            [nb.path, *(points.get(i, "") for i in ids), nb.score, nb.max_score, nb.run]
+            + ["; ".join(nb.review)]
+        )
+    return buffer.getvalue()
+
+
+def exit_status(grades: list[NotebookGrade]) -> int:
+    """0 when every notebook ran to the end and every exercise passed, else 1."""
+    ok = all(
+        nb.run == "completed" and nb.exercises and all(e.points for e in nb.exercises)
+        for nb in grades
+    )
+    return 0 if ok else 1

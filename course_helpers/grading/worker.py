@@ -1,0 +1,117 @@
+"""The grading worker: one notebook run in a fresh kernel, inside the sandbox.
+
+``python -m course_helpers.grading.worker --worker NOTEBOOK`` runs the notebook's cells with
+``COURSE_GRADING_DIR`` set, then sends one extra cell that writes the answers ``check`` kept
+into a folder whose name (a token) arrives on stdin. It prints one line, ``run: STATUS``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from course_helpers.checking.checker import STRICT_ENV
+from course_helpers.checking.submissions import GRADING_ENV
+
+_DUMP_CELL = (
+    "import os as _os\n_os.makedirs({path!r})\n"
+    "from course_helpers.checking.submissions import dump_for_grader as _dump\n_dump({path!r})"
+)
+
+
+DEFAULT_TIMEOUT = 60  # seconds a cell may run
+MAX_RESTARTS = 2  # kernels a notebook may kill before the rest of it is given up
+
+
+def run_notebook(notebook, folder: Path, record_dir: Path, timeout: int, kernel: str) -> str:
+    """Execute ``notebook`` in a fresh kernel, then collect its answers into ``record_dir``.
+
+    ``check`` keeps the answers in the kernel's memory; one extra cell, sent only after the
+    notebook's own cells ran, writes them into ``record_dir``, a folder with a random name
+    that this cell creates (so no earlier cell knows where it will be, or can pre-fill it).
+    A cell that kills its kernel is skipped: a new kernel runs the notebook again without it
+    (up to ``MAX_RESTARTS`` times), so the answers in the other cells still count.
+    """
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    env = dict(os.environ)
+    env.update({GRADING_ENV: "1", STRICT_ENV: "0", "COURSE_PROGRESS": "off"})
+    source = nbformat.from_dict(notebook)  # a copy: the extra cell never reaches the caller
+    source.cells.append(nbformat.v4.new_code_cell(_DUMP_CELL.format(path=str(record_dir))))
+    crashed: list[int] = []  # numbers (from 1) of the code cells that killed a kernel
+    while True:
+        notebook = nbformat.from_dict(source)
+        client = NotebookClient(
+            notebook,
+            timeout=timeout,
+            kernel_name=kernel,
+            allow_errors=True,
+            interrupt_on_timeout=True,
+            shutdown_kernel="immediate",
+            resources={"metadata": {"path": str(folder)}},
+        )
+        running = 0  # 0: the kernel died before any cell ran
+        code = [i for i, c in enumerate(notebook.cells) if c.cell_type == "code"]
+        try:
+            with client.setup_kernel(env=env):
+                for running, index in enumerate(code, start=1):
+                    if running not in crashed:
+                        client.execute_cell(notebook.cells[index], index)
+        except CellTimeoutError:
+            return "timed out"
+        except DeadKernelError:
+            crashed.append(running)
+            if len(crashed) > MAX_RESTARTS or running in (0, len(code)):
+                return _died(crashed, gave_up=True)
+            continue
+        break
+    interrupted = any(
+        output.get("ename") == "KeyboardInterrupt"
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+    )
+    if interrupted:
+        return "timed out"
+    return _died(crashed, gave_up=False) if crashed else "completed"
+
+
+def _died(crashed: list[int], gave_up: bool) -> str:
+    if crashed == [0]:
+        return "kernel died before its first cell: no answers"
+    cells = ", ".join(str(n) for n in crashed)
+    if gave_up:
+        return f"kernel died (code cell {cells}): no answers"
+    return f"kernel died (code cell {cells}; run again without it, other answers kept)"
+
+
+def worker_main(path: str, timeout: int, kernel: str) -> int:
+    """Inside the worker: run the notebook; the answers go to ``<folder>/<token>`` (the token
+    arrives on stdin, so it is not on any command line a cell could read)."""
+    import nbformat
+
+    token = sys.stdin.readline().strip()
+    folder = Path(path).resolve().parent
+    notebook = nbformat.read(path, as_version=4)
+    try:
+        run = run_notebook(notebook, folder, folder / token, timeout, kernel)
+    except Exception as err:
+        run = f"could not run: {type(err).__name__}: {err}"
+    print(f"run: {run}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":  # the worker: python -m course_helpers.grading.worker --worker NOTEBOOK
+    from course_helpers.__main__ import skip_unused_iri_checker
+
+    skip_unused_iri_checker()
+    _worker = argparse.ArgumentParser()
+    _worker.add_argument("--worker", required=True)
+    _worker.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT)
+    _worker.add_argument("--kernel", default="python3")
+    _args = _worker.parse_args()
+    sys.exit(worker_main(_args.worker, _args.timeout, _args.kernel))

@@ -1,0 +1,1 @@
+"""Lesson 02: its exercises and their typical wrong answers, side by side."""

@@ -1,0 +1,1 @@
+"""Lesson 03: its exercises and their typical wrong answers, side by side."""

@@ -1,0 +1,384 @@
+"""Typical wrong answers to lesson 03's exercises (shapes and views)."""
+
+from __future__ import annotations
+
+import torch
+
+from course_helpers.lessons.model import Misconception
+
+
+def _as_batch_always_unsqueeze(x):
+    return x.unsqueeze(0)
+
+
+def _as_batch_squeeze_first(x):
+    return x.squeeze().unsqueeze(0)
+
+
+def _as_batch_unsqueeze_last(x):
+    return x if x.dim() == 4 else x.unsqueeze(-1)
+
+
+def _flatten_everything(batch):
+    return batch.flatten()
+
+
+def _flatten_from_dim2(batch):
+    return batch.flatten(start_dim=2)
+
+
+def _flatten_after_squeeze(batch):
+    return batch.squeeze().flatten(start_dim=1)
+
+
+def _columns_contiguous_instead_of_flatten(m):
+    return m.t().contiguous()
+
+
+def _columns_contiguous_first(m):
+    return m.contiguous().view(-1)
+
+
+_MORE = [
+    # --- 03.column_grid ---
+    Misconception(
+        exercise_id="03.column_grid",
+        label="view with swapped sizes",
+        build_answer=lambda: torch.arange(12).view(4, 3),
+        message=(
+            "view(4, 3) has the right shape, but view never moves numbers: it fills the new "
+            "shape row by row, in memory order. To turn rows into columns you need a "
+            "transpose of the (3, 4) grid."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.column_grid",
+        label="grid without the transpose",
+        build_answer=lambda: torch.arange(12).view(3, 4),
+        message=(
+            "This grid runs 0..11 along the rows. The task wants the numbers to run down the "
+            "columns: the rows of this grid must become columns."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.column_grid",
+        label="reshape after the transpose",
+        build_answer=lambda: torch.arange(12).view(3, 4).t().reshape(3, 4),
+        message=(
+            "Reshaping the transposed grid back to (3, 4) reads it row by row again and "
+            "scrambles the columns. The transposed grid itself already is the answer's layout."
+        ),
+    ),
+    # --- 03.pair_columns ---
+    Misconception(
+        exercise_id="03.pair_columns",
+        label="stack along dim 0",
+        build_answer=lambda: torch.stack([torch.tensor([1, 2, 3]), torch.tensor([10, 20, 30])]),
+        message=(
+            "stack's default dim=0 puts xs and ys as rows. The new dimension can go in "
+            "another position: choose the one that makes them columns."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.pair_columns",
+        label="cat instead of stack",
+        build_answer=lambda: torch.cat([torch.tensor([1, 2, 3]), torch.tensor([10, 20, 30])]),
+        message=(
+            "cat joins along an existing dimension, so two vectors of 3 become one vector "
+            "of 6. A pair needs a new dimension, which only stack creates."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.pair_columns",
+        label="rows reshaped into columns",
+        build_answer=lambda: torch.stack(
+            [torch.tensor([1, 2, 3]), torch.tensor([10, 20, 30])]
+        ).reshape(3, 2),
+        message=(
+            "reshape reads the (2, 3) rows in memory order and refills them, so xs and ys get "
+            "mixed up in the rows. Rows become columns by a transpose, or by stacking along "
+            "the right dimension in the first place."
+        ),
+    ),
+    # --- 03.transpose_error ---
+    Misconception(
+        exercise_id="03.transpose_error",
+        label="a bad value",
+        build_answer=lambda: ValueError,
+        message=(
+            "PyTorch treats a dimension number like an index into the list of dimensions. "
+            "Think of what Python raises when an index is past the end of a list."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.transpose_error",
+        label="wrong argument type",
+        build_answer=lambda: TypeError,
+        message=(
+            "The arguments have the right type, two ints. The problem is their value: a "
+            "2-D tensor has only dimensions 0 and 1 (or -1 and -2)."
+        ),
+    ),
+    # --- 03.as_batch ---
+    Misconception(
+        exercise_id="03.as_batch",
+        label="always unsqueeze",
+        build_answer=lambda: _as_batch_always_unsqueeze,
+        message=(
+            "Unsqueezing an input that is already a batch makes it 5-D. Look at how many "
+            "dimensions x has before adding one."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.as_batch",
+        label="squeeze() without a dim",
+        build_answer=lambda: _as_batch_squeeze_first,
+        message=(
+            "squeeze() with no dim removes every dimension of size 1, whatever it means: a "
+            "single-channel image loses its channel, and an input that already is a batch "
+            "gets a fifth dimension from unsqueeze(0). Decide from x.dim() whether a batch "
+            "dimension is missing."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.as_batch",
+        label="new dimension at the end",
+        build_answer=lambda: _as_batch_unsqueeze_last,
+        message=(
+            "unsqueeze(-1) adds the size-1 dimension at the end. The batch dimension comes "
+            "first, in front of the channels."
+        ),
+    ),
+    # --- 03.flatten_images ---
+    Misconception(
+        exercise_id="03.flatten_images",
+        label="flatten() merges the batch too",
+        build_answer=lambda: _flatten_everything,
+        message=(
+            "flatten() with no arguments merges every dimension, the batch dimension too, "
+            "into one long vector. Keep dimension 0 and merge only the ones after it."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.flatten_images",
+        label="flatten from dim 2",
+        build_answer=lambda: _flatten_from_dim2,
+        message=(
+            "start_dim is the first dimension that gets merged, so start_dim=2 keeps the "
+            "channels separate and merges only height and width. Every dimension after the "
+            "batch dimension belongs in the vector."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.flatten_images",
+        label="squeeze() without a dim",
+        build_answer=lambda: _flatten_after_squeeze,
+        message=(
+            "squeeze() with no dim removes every dimension of size 1, so a batch of one "
+            "loses its batch dimension (and a single channel its channel) before flattening. "
+            "Flatten the batch as it comes."
+        ),
+    ),
+    # --- 03.columns_in_order ---
+    Misconception(
+        exercise_id="03.columns_in_order",
+        label="transpose dropped: row order",
+        build_answer=lambda: _columns_contiguous_first,
+        message=(
+            "Without the transpose, flattening reads m row by row. Keep m.t() (its rows are "
+            "m's columns) and fix only the flattening step."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.columns_in_order",
+        label="contiguous() instead of flattening",
+        build_answer=lambda: _columns_contiguous_instead_of_flatten,
+        message=(
+            ".contiguous() copies m.t() into row-major memory, but it keeps the 2-D shape. "
+            "The bug's fix must still flatten the result into one vector."
+        ),
+    ),
+    # --- 03.quiz_stride ---
+    Misconception(
+        exercise_id="03.quiz_stride",
+        label="sizes given as strides",
+        build_answer=lambda: (4, 2, 5),
+        message=(
+            "those are the sizes. A stride is how many elements to skip in memory to take "
+            "one step along a dimension."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.quiz_stride",
+        label="first dimension fastest",
+        build_answer=lambda: (1, 4, 8),
+        message=(
+            "that is the column-major (Fortran) layout, where the first dimension moves "
+            "fastest. PyTorch stores row-major: the last dimension has stride 1, and each "
+            "stride is the product of the sizes to its right."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.quiz_stride",
+        label="only the next size",
+        build_answer=lambda: (2, 5, 1),
+        message=(
+            "a stride is the product of *all* sizes to the right of its dimension, not only "
+            "the next one: one step along dim 0 skips a whole 2×5 block."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.quiz_stride",
+        label="strides listed in reverse",
+        build_answer=lambda: (1, 5, 10),
+        message=(
+            "the numbers are right but in reverse order: stride() lists one stride per "
+            "dimension in the same order as the shape, so the stride 1 of the last "
+            "dimension comes last."
+        ),
+    ),
+    # --- 03.quiz_stack_shape ---
+    Misconception(
+        exercise_id="03.quiz_stack_shape",
+        label="new dimension always in front",
+        build_answer=lambda: (3, 4, 5),
+        message=(
+            "that is stack along dim 0. The dim argument says where the new dimension (one "
+            "entry per stacked tensor) goes."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.quiz_stack_shape",
+        label="stack read as cat",
+        build_answer=lambda: (4, 15),
+        message=(
+            "That is what cat(dim=1) would give: cat joins along an existing dimension. stack "
+            "adds a new dimension and keeps every existing size."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.quiz_stack_shape",
+        label="new dimension at the end",
+        build_answer=lambda: (4, 5, 3),
+        message=(
+            "that puts the new dimension last (dim=2 or dim=-1). dim=1 inserts it at "
+            "position 1 of the result."
+        ),
+    ),
+]
+
+
+def _as_batch_hard_coded(x):
+    return x.reshape(1, 3, 4, 5)
+
+
+def _flatten_with_view(batch):
+    return batch.view(batch.shape[0], -1)
+
+
+def _columns_with_view(m):
+    return m.t().view(-1)
+
+
+MISCONCEPTIONS = [
+    Misconception(
+        exercise_id="03.permute_shape",
+        label="inverse permutation",
+        build_answer=lambda: (4, 3, 5, 2),
+        message=(
+            "that is the inverse permutation: you sent old dimension i to position dims[i]. "
+            "permute reads the other way round: position i of the result takes old dimension "
+            "dims[i]."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.permute_shape",
+        label="permute leaves the shape alone",
+        build_answer=lambda: (2, 3, 4, 5),
+        message=(
+            "permute does reorder the shape: it moves no data in memory, but the sizes (and "
+            "the strides) are listed in the new order."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.permute_shape",
+        label="arguments read as sizes",
+        build_answer=lambda: (3, 1, 0, 2),
+        message=(
+            "the arguments of permute are dimension numbers, not sizes: look up the size of "
+            "each named dimension in x's shape."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.permute_stride",
+        label="strides before the permute",
+        build_answer=lambda: (60, 20, 5, 1),
+        message=(
+            "those are x's own strides, before the permute. permute moves each stride together "
+            "with its size, so the result lists them in the new order."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.permute_stride",
+        label="contiguous strides of the new shape",
+        build_answer=lambda: (24, 8, 4, 1),
+        message=(
+            "those would be the strides of a fresh contiguous tensor of the new shape. permute "
+            "copies nothing: each dimension keeps the stride it had in x, only their order "
+            "changes."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.permute_stride",
+        label="inverse permutation",
+        build_answer=lambda: (5, 20, 1, 60),
+        message=(
+            "that is the inverse permutation: you sent old dimension i to position dims[i]. "
+            "Position i of the result takes old dimension dims[i], with its stride."
+        ),
+    ),
+    *_MORE,
+    Misconception(
+        exercise_id="03.fancy_index_shares",
+        label="every index gives a view",
+        build_answer=lambda: True,
+        message=(
+            "slices give views, but a list of indices is advanced indexing, which always "
+            "copies the picked elements into new memory, even rows a slice could have picked."
+        ),
+    ),
+]
+
+# wrong functions that raise, or that change their input in place
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="03.as_batch",
+        label="reshape to one hard-coded shape",
+        build_answer=lambda: _as_batch_hard_coded,
+        message=(
+            "reshape(1, 3, 4, 5) writes in the sizes of one example image, so any other image "
+            "size (or a batch that is already 4-D) cannot be reshaped to it and raises. Add the "
+            "batch dimension without naming the other sizes."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.flatten_images",
+        label="view on a non-contiguous batch",
+        build_answer=lambda: _flatten_with_view,
+        message=(
+            "view only relabels the memory it is given, so it fails on a batch whose elements "
+            "are not laid out row by row (e.g. after a permute). A function must work for "
+            "every batch: use an operation that copies when it has to."
+        ),
+    ),
+    Misconception(
+        exercise_id="03.columns_in_order",
+        label="view after the transpose",
+        build_answer=lambda: _columns_with_view,
+        message=(
+            ".t() only swaps the strides: the transposed tensor is not contiguous, so view(-1) "
+            "cannot read it as one row and raises. Flatten it with an operation that is "
+            "allowed to copy."
+        ),
+    ),
+]

@@ -1,0 +1,242 @@
+"""Typical wrong answers to lesson 07's exercises (detach and no_grad)."""
+
+from __future__ import annotations
+
+import torch
+
+from course_helpers.lessons.model import Misconception
+
+
+def _predict_with_graph(weight, inputs):
+    torch.no_grad()  # creates the context manager but never enters it
+    return inputs @ weight
+
+
+def _stop_gradient(detached: str):
+    w = torch.tensor(0.5, requires_grad=True)
+    x = torch.tensor(3.0)
+    prediction = w * x
+    target = 2 * w + 1
+    if detached == "prediction":
+        prediction = prediction.detach()
+    loss = (prediction - target) ** 2
+    loss.backward()
+    return w
+
+
+def _stop_gradient_detached_target():
+    w = torch.tensor(0.5, requires_grad=True)
+    x = torch.tensor(3.0)
+    ((w * x - (2 * w + 1).detach()) ** 2).backward()
+    return w
+
+
+def _seeded_model(seed, n_in, n_hidden):
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(
+        torch.nn.Linear(n_in, n_hidden), torch.nn.Tanh(), torch.nn.Linear(n_hidden, 1)
+    )
+
+
+def _second_layer_after_training(freeze: str):
+    from course_helpers.environment.notebook import cpu_generator
+
+    with torch.random.fork_rng(devices=[]):
+        model = _seeded_model(6, 3, 4)
+    g = cpu_generator(6)
+    inputs = torch.randn(8, 3, generator=g)
+    targets = torch.randn(8, 1, generator=g)
+    if freeze == "first weight only":
+        model[0].weight.requires_grad_(False)
+    if freeze == "second layer":
+        model[2].requires_grad_(False)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(10):
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(model(inputs), targets).backward()
+        optimizer.step()
+    return model[2].weight
+
+
+def _evaluate(mistake: str):
+    from course_helpers.environment.notebook import cpu_generator
+
+    with torch.random.fork_rng(devices=[]):
+        model = _seeded_model(7, 4, 8)
+    g = cpu_generator(7)
+    batches = [(torch.randn(10, 4, generator=g), torch.randn(10, 1, generator=g)) for _ in range(3)]
+    total = 0.0
+    with torch.no_grad() if mistake == "tensor total" else torch.enable_grad():
+        for xb, yb in batches:
+            loss = torch.nn.functional.mse_loss(model(xb), yb)
+            total += loss if mistake in ("tensor total", "unchanged") else loss.item()
+    if mistake == "divided by the batch size":
+        return total / len(xb), loss
+    return total / len(batches), loss
+
+
+MISCONCEPTIONS = [
+    # --- 07.predict_no_grad ---
+    Misconception(
+        exercise_id="07.predict_no_grad",
+        label="graph recorded",
+        build_answer=lambda: _predict_with_graph,
+        message=(
+            "The product was recorded because weight requires grad. Calling torch.no_grad() "
+            "on its own line only creates the context manager: it switches recording off only "
+            "for the code indented under a `with` statement."
+        ),
+    ),
+    # --- 07.stop_gradient ---
+    Misconception(
+        exercise_id="07.stop_gradient",
+        label="target not detached",
+        build_answer=lambda: _stop_gradient("none"),
+        message=(
+            "The gradient also flowed through the target, because the target is computed "
+            "from w: the optimizer would move the target toward the prediction. Cut the "
+            "target out of the graph before the loss uses it."
+        ),
+    ),
+    Misconception(
+        exercise_id="07.stop_gradient",
+        label="prediction detached instead",
+        build_answer=lambda: _stop_gradient("prediction"),
+        message=(
+            "The detached tensor is the prediction, so w learns only through the target, the "
+            "part that was meant to stay fixed. Detach the target and let the gradient flow "
+            "through the prediction."
+        ),
+    ),
+    # --- 07.freeze_first ---
+    Misconception(
+        exercise_id="07.freeze_first",
+        label="nothing frozen",
+        build_answer=lambda: _second_layer_after_training("nothing"),
+        message=(
+            "The first layer trained too, so the second layer learned on moving inputs. A "
+            "parameter whose requires_grad is False gets no .grad, and the optimizer skips it: "
+            "switch that off for model[0] before training."
+        ),
+    ),
+    Misconception(
+        exercise_id="07.freeze_first",
+        label="only the weight frozen",
+        build_answer=lambda: _second_layer_after_training("first weight only"),
+        message=(
+            "Freezing model[0].weight alone leaves model[0].bias training. requires_grad_ on "
+            "the module model[0] switches off every parameter it holds."
+        ),
+    ),
+    Misconception(
+        exercise_id="07.freeze_first",
+        label="the second layer frozen",
+        build_answer=lambda: _second_layer_after_training("second layer"),
+        message=(
+            "This is the second layer frozen: its weight never moved from its initial "
+            "values. The layer to freeze is model[0]; model[2] must keep training."
+        ),
+    ),
+    # --- 07.eval_loop_fix ---
+    Misconception(
+        exercise_id="07.eval_loop_fix",
+        label=".item() without no_grad",
+        build_answer=lambda: _evaluate("item only"),
+        message=(
+            ".item() makes the total a float, so the graphs are no longer kept alive, but every "
+            "forward pass still records one. Run the loop under torch.no_grad() so that none is "
+            "built."
+        ),
+    ),
+    Misconception(
+        exercise_id="07.eval_loop_fix",
+        label="total stays a tensor",
+        build_answer=lambda: _evaluate("tensor total"),
+        message=(
+            "No graph is built now, but adding the loss tensors keeps mean_loss a tensor. Take "
+            "each batch's number out of its tensor when you add it."
+        ),
+    ),
+]
+
+# more typical wrong answers (issue 12: at least three per exercise)
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="07.no_grad_parentheses",
+        label="no error: like the decorator",
+        build_answer=lambda: None,
+        message=(
+            "As a decorator, @torch.no_grad works with or without parentheses, but a with "
+            "statement calls __enter__ on the object it is given, and here that object is "
+            "the class torch.no_grad itself, not an instance: Python refuses."
+        ),
+    ),
+]
+
+
+def _predict_no_parentheses(weight, inputs):
+    with torch.no_grad:
+        return inputs @ weight
+
+
+def _predict_swapped(weight, inputs):
+    with torch.no_grad():
+        return weight @ inputs
+
+
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="07.predict_no_grad",
+        label="with torch.no_grad (no parentheses)",
+        build_answer=lambda: _predict_no_parentheses,
+        message=(
+            "`with torch.no_grad:` hands the with statement the class, not an instance of it, "
+            "and Python refuses. The with statement needs the object you get by calling it."
+        ),
+    ),
+    Misconception(
+        exercise_id="07.predict_no_grad",
+        label="weight @ inputs",
+        build_answer=lambda: _predict_swapped,
+        message=(
+            "The order of a matrix product matters: each row of inputs is one example with "
+            "one number per feature, and weight holds one number per feature. Put the "
+            "operand whose last size matches weight's first size on the left."
+        ),
+    ),
+]
+
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="07.eval_loop_fix",
+        label="model.eval() only",
+        build_answer=lambda: _evaluate("unchanged"),
+        message=(
+            "model.eval() switches layers such as dropout to evaluation behaviour; it does "
+            "not stop autograd from recording. Every forward pass still builds a graph, and "
+            "the tensor total keeps all of them alive."
+        ),
+    ),
+    Misconception(
+        exercise_id="07.eval_loop_fix",
+        label="divided by the batch size",
+        build_answer=lambda: _evaluate("divided by the batch size"),
+        message=(
+            "Each batch's loss is already a mean over its samples, so the total is a sum of "
+            "one number per batch: average it over the number of batches, not over the "
+            "samples in one batch."
+        ),
+    ),
+]
+
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="07.stop_gradient",
+        label="answered with w.grad",
+        build_answer=lambda: _stop_gradient_detached_target().grad,
+        message=(
+            "The check reads the gradient from w itself (and checks that w is still a leaf "
+            "that requires grad): answer with w, not with w.grad."
+        ),
+    ),
+]

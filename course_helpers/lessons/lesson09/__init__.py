@@ -1,0 +1,1 @@
+"""Lesson 09: its exercises and their typical wrong answers, side by side."""

@@ -1,0 +1,315 @@
+"""Typical wrong answers to lesson 09's exercises (graph lifetime and higher derivatives)."""
+
+from __future__ import annotations
+
+import torch
+
+from course_helpers.lessons.model import Misconception
+
+
+def _two_losses(which: str):
+    from course_helpers.environment.notebook import cpu_generator
+
+    g = cpu_generator(9)
+    w = torch.randn(3, 2, generator=g).requires_grad_()
+    inputs = torch.randn(5, 3, generator=g)
+    h = torch.tanh(inputs @ w)
+    loss_a = h.pow(2).mean()
+    loss_b = (h[:, 0] - h[:, 1]).abs().mean()
+    if which == "a":
+        loss_a.backward()
+    elif which == "b":
+        loss_b.backward()
+    else:
+        ((loss_a + loss_b) / 2).backward()
+    return w
+
+
+def _first_derivative_of_tanh(x):
+    x_leaf = x.detach().requires_grad_()
+    (d1,) = torch.autograd.grad(torch.tanh(x_leaf).sum(), x_leaf)
+    return d1
+
+
+def _second_derivative_via_mean(x):
+    x_leaf = x.detach().requires_grad_()
+    (d1,) = torch.autograd.grad(torch.tanh(x_leaf).mean(), x_leaf, create_graph=True)
+    (d2,) = torch.autograd.grad(d1.mean(), x_leaf)
+    return d2
+
+
+def _derivative_in_grad(order: int):
+    x = torch.tensor(1.5, requires_grad=True)
+    if order == 1:
+        (x**4).backward()
+        return x
+    (d1,) = torch.autograd.grad(x**4, x, create_graph=True)
+    d1.backward()
+    return x
+
+
+def _what_is_checked(items):
+    values = [v.item() if isinstance(v, torch.Tensor) and v.numel() == 1 else v for v in items]
+    graphs = sum(isinstance(v, torch.Tensor) and v.grad_fn is not None for v in items)
+    return {"losses": values, "items holding a graph": graphs}
+
+
+def _train_both(mistake: str):
+    from course_helpers.environment.notebook import cpu_generator
+
+    g = cpu_generator(5)
+    proj = torch.randn(4, 3, generator=g).requires_grad_()
+    head = torch.randn(3, 1, generator=g).requires_grad_()
+    data = torch.randn(10, 4, generator=g)
+    target = torch.randn(10, 1, generator=g)
+    losses = []
+    once = torch.tanh(data @ proj)
+    for _ in range(5):
+        features = once if mistake == "graph retained" else torch.tanh(data @ proj)
+        loss = ((features @ head - target) ** 2).mean()
+        loss.backward(retain_graph=mistake == "graph retained")
+        with torch.no_grad():
+            for p in (proj, head):
+                p -= 0.1 * p.grad
+                if mistake != "gradients not cleared":
+                    p.grad = None
+        losses.append(loss if mistake == "tensors kept" else loss.item())
+    return _what_is_checked(losses)
+
+
+MISCONCEPTIONS = [
+    # --- 09.backward_twice_error ---
+    Misconception(
+        exercise_id="09.backward_twice_error",
+        label="a bad value",
+        build_answer=lambda: ValueError,
+        message=(
+            "No argument has a bad value. The first backward() freed the intermediate values "
+            "saved in the graph, and the second walk finds them gone: torch reports that as a "
+            "failure while running."
+        ),
+    ),
+    Misconception(
+        exercise_id="09.backward_twice_error",
+        label="wrong types",
+        build_answer=lambda: TypeError,
+        message=(
+            "y is still a tensor and backward() needs no argument here, so no type is wrong. "
+            "What is missing are the tensors the graph saved, freed by the first backward()."
+        ),
+    ),
+    Misconception(
+        exercise_id="09.backward_twice_error",
+        label="grad_fn gone",
+        build_answer=lambda: AttributeError,
+        message=(
+            "y keeps its grad_fn after backward(), so every attribute lookup still works. "
+            "What the first backward() freed are the values saved inside the graph."
+        ),
+    ),
+    # --- 09.sum_losses ---
+    Misconception(
+        exercise_id="09.sum_losses",
+        label="only loss_a",
+        build_answer=lambda: _two_losses("a"),
+        message=(
+            "w.grad holds the gradient of loss_a only: dropping the failing second call also "
+            "drops loss_b. Combine the two losses into one and walk the graph once."
+        ),
+    ),
+    Misconception(
+        exercise_id="09.sum_losses",
+        label="only loss_b",
+        build_answer=lambda: _two_losses("b"),
+        message=(
+            "w.grad holds the gradient of loss_b only. Both losses must contribute, through "
+            "a single backward() on one combined loss."
+        ),
+    ),
+    Misconception(
+        exercise_id="09.sum_losses",
+        label="losses averaged",
+        build_answer=lambda: _two_losses("mean"),
+        message=(
+            "Averaging the two losses halves each one's gradient. Two backward() calls would "
+            "have added the gradients, and so does one backward() on the sum."
+        ),
+    ),
+    # --- 09.second_derivative_tanh ---
+    Misconception(
+        exercise_id="09.second_derivative_tanh",
+        label="first derivative returned",
+        build_answer=lambda: _first_derivative_of_tanh,
+        message=(
+            "One call to torch.autograd.grad gives the first derivative, 1 - tanh². For the "
+            "second, keep that result's graph (create_graph=True) and differentiate it again."
+        ),
+    ),
+    Misconception(
+        exercise_id="09.second_derivative_tanh",
+        label="mean instead of sum",
+        build_answer=lambda: _second_derivative_via_mean,
+        message=(
+            "Each .mean() divides by the number of elements, so every derivative comes out "
+            "scaled down, once per mean. Summing before each grad call gives each element "
+            "exactly its own derivative."
+        ),
+    ),
+    # --- 09.grad_has_graph ---
+    Misconception(
+        exercise_id="09.grad_has_graph",
+        label="every gradient requires grad",
+        build_answer=lambda: (True, True),
+        message=(
+            "without create_graph, the backward pass that computes the gradient is not "
+            "recorded: the result has no grad_fn, so it does not require grad, even though x "
+            "does."
+        ),
+    ),
+    Misconception(
+        exercise_id="09.grad_has_graph",
+        label="gradients never require grad",
+        build_answer=lambda: (False, False),
+        message=(
+            "create_graph=True records the backward pass itself as a graph, so that gradient "
+            "has a grad_fn and can be differentiated again."
+        ),
+    ),
+    Misconception(
+        exercise_id="09.grad_has_graph",
+        label="answers swapped",
+        build_answer=lambda: (False, True),
+        message=(
+            "The two are the other way round: which call records the backward pass as a "
+            "graph? That one gives a gradient with a history."
+        ),
+    ),
+    # --- 09.third_derivative ---
+    Misconception(
+        exercise_id="09.third_derivative",
+        label="backward on the first derivative",
+        build_answer=lambda: _derivative_in_grad(2),
+        message=(
+            "backward() differentiates the tensor you call it on once more. Called on the "
+            "first derivative, it puts the second derivative in x.grad: call it on the second."
+        ),
+    ),
+    Misconception(
+        exercise_id="09.third_derivative",
+        label="backward on f",
+        build_answer=lambda: _derivative_in_grad(1),
+        message=(
+            "x.grad holds f'(x): backward() on f itself differentiates once. Take two "
+            "derivatives with torch.autograd.grad first (keeping their graphs), then call "
+            "backward() on the result."
+        ),
+    ),
+    # --- 09.train_both ---
+    Misconception(
+        exercise_id="09.train_both",
+        label="loss tensors stored",
+        build_answer=lambda: _train_both("tensors kept"),
+        message=(
+            "The loss values are right, but the list holds the loss tensors with their "
+            "graphs, which keeps every step's graph alive. Store the number, or a tensor cut "
+            "off from the graph."
+        ),
+    ),
+    Misconception(
+        exercise_id="09.train_both",
+        label="retain_graph with features computed once",
+        build_answer=lambda: _train_both("graph retained"),
+        message=(
+            "retain_graph=True lets every step run, but the features were computed once, "
+            "from the first proj: proj's updates never reach the features the loss sees, so "
+            "every step trains on stale features. Each step needs its own forward pass "
+            "through the current proj."
+        ),
+    ),
+]
+
+
+def _second_derivative_sign_dropped(x):
+    t = torch.tanh(x)
+    return 2 * t * (1 - t**2)
+
+
+def _second_derivative_not_summed(x):
+    x_leaf = x.detach().requires_grad_()
+    (d1,) = torch.autograd.grad(torch.tanh(x_leaf).sum(), x_leaf, create_graph=True)
+    (d2,) = torch.autograd.grad(d1, x_leaf)
+    return d2
+
+
+def _third_derivative_accumulated():
+    x = torch.tensor(1.5, requires_grad=True)
+    (d1,) = torch.autograd.grad(x**4, x, create_graph=True)
+    d1.backward(retain_graph=True)  # an earlier try, left in x.grad
+    (d2,) = torch.autograd.grad(d1, x, create_graph=True)
+    d2.backward()
+    return x
+
+
+def _third_derivative_answered_d2():
+    x = torch.tensor(1.5, requires_grad=True)
+    (d1,) = torch.autograd.grad(x**4, x, create_graph=True)
+    (d2,) = torch.autograd.grad(d1, x, create_graph=True)
+    d2.backward()
+    return d2
+
+
+# more typical wrong answers (issue 12: at least three per exercise)
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="09.second_derivative_tanh",
+        label="sign dropped in the formula by hand",
+        build_answer=lambda: _second_derivative_sign_dropped,
+        message=(
+            "The sign is flipped: 1 - tanh² decreases where tanh increases, so differentiating "
+            "it brings a minus sign in front. Letting autograd differentiate twice avoids "
+            "this slip altogether."
+        ),
+    ),
+    Misconception(
+        exercise_id="09.second_derivative_tanh",
+        label="second grad of a non-scalar",
+        build_answer=lambda: _second_derivative_not_summed,
+        message=(
+            "torch.autograd.grad needs a scalar output (or grad_outputs): the first "
+            "derivative is one number per element, so sum it before differentiating again. "
+            "Each element depends only on its own x, so the sum keeps them apart."
+        ),
+    ),
+    Misconception(
+        exercise_id="09.third_derivative",
+        label="an earlier backward left in x.grad",
+        build_answer=_third_derivative_accumulated,
+        message=(
+            "x.grad holds more than one derivative: an earlier backward() (a try on the first "
+            "derivative, or a cell run twice) already put a value there, and backward() adds "
+            "to it. Make x afresh before the final backward(), or clear x.grad."
+        ),
+    ),
+    Misconception(
+        exercise_id="09.third_derivative",
+        label="answered with the second derivative",
+        build_answer=_third_derivative_answered_d2,
+        message=(
+            "This is the second derivative tensor, a result inside the graph, not a leaf. "
+            "Its backward() writes into the .grad of the leaf x: answer with x."
+        ),
+    ),
+]
+
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="09.train_both",
+        label="gradients not cleared",
+        build_answer=lambda: _train_both("gradients not cleared"),
+        message=(
+            "The graph is rebuilt every iteration now, but .grad is never cleared, so each "
+            "update uses the sum of all the gradients so far. Clear the gradients after "
+            "every update, as the original loop did."
+        ),
+    ),
+]

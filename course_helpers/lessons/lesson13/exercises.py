@@ -1,0 +1,485 @@
+"""Checked exercises for lesson 13: data-parallel training with torchrun.
+
+Besides ``EXERCISES`` this module offers ``run_on_two_ranks``, which the lesson's
+solution notebook uses to run a learner's function in two processes, as torchrun would.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from course_helpers.lessons.model import Exercise
+
+LESSON = "13_distributed_data_parallel"
+
+# The top of every script ``run_on_two_ranks`` writes: what the learner's functions may use.
+_SCRIPT_HEAD = """\
+import os
+import sys
+import traceback
+from datetime import timedelta
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+torch.set_num_threads(1)
+_real_save = torch.save
+_saves = []
+
+
+def _counted_save(obj, f, *args, **kwargs):
+    _saves.append(str(f))
+    return _real_save(obj, f, *args, **kwargs)
+
+
+torch.save = _counted_save
+"""
+
+_SCRIPT_TAIL = """
+
+def _main(workdir):
+    dist.init_process_group("gloo", timeout=timedelta(seconds=30))
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    try:
+        value = {main}(rank, world_size, workdir)
+    except BaseException:
+        with open(os.path.join(workdir, f"error_rank{{rank}}.txt"), "w") as f:
+            f.write(traceback.format_exc())
+        raise
+    results = [None] * world_size
+    dist.all_gather_object(results, {{"value": value, "saves": len(_saves)}})
+    if rank == 0:
+        _real_save(results, os.path.join(workdir, "results.pt"))
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1])
+"""
+
+
+def _does_nothing(function) -> bool:
+    """True for a function whose body is still only ``...`` (the exercise stub)."""
+    import dis
+
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return False
+    steps = [
+        (i.opname, i.argval)
+        for i in dis.get_instructions(code)
+        if i.opname not in ("RESUME", "NOP", "CACHE")
+    ]
+    return steps in ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
+
+
+def run_on_two_ranks(main, *helpers, timeout: float = 120):
+    """Run ``main(rank, world_size, workdir)`` in two CPU processes (gloo), as torchrun would.
+
+    The processes get the environment ``torchrun --standalone --nproc_per_node=2`` gives its
+    workers; ``environment.rank_launcher`` starts them (forked from a process that has
+    already imported torch, on Linux; with torchrun itself elsewhere).
+
+    ``helpers`` are further functions ``main`` calls; every function must be self-contained
+    (it may use torch, dist, nn, F, DDP, DataLoader, TensorDataset, DistributedSampler).
+    Returns the ranks' results in rank order, each ``{"value": ..., "saves": n}`` where
+    ``n`` counts that rank's ``torch.save`` calls; ``...`` while a function is still the
+    exercise stub; ``None`` (after printing the failing rank's error) when the run fails.
+    """
+    import inspect
+    import tempfile
+    import textwrap
+    from pathlib import Path
+
+    from course_helpers.environment import rank_launcher
+
+    functions = (main, *helpers)
+    if not all(callable(f) and hasattr(f, "__code__") for f in functions):
+        print("run_on_two_ranks takes functions defined with def (pass them, do not call them).")
+        return None
+    if any(_does_nothing(f) for f in functions):
+        return ...
+    try:
+        sources = [textwrap.dedent(inspect.getsource(f)) for f in functions]
+    except (OSError, TypeError):
+        print("The source of your function could not be read: define it with def in a cell.")
+        return None
+    workdir = tempfile.mkdtemp(prefix="lesson13_")
+    script = Path(workdir) / "job.py"
+    script.write_text(
+        _SCRIPT_HEAD + "\n\n" + "\n\n".join(sources) + _SCRIPT_TAIL.format(main=main.__name__)
+    )
+    run = rank_launcher.launch(script, [workdir], nproc=2, timeout=timeout)
+    if run.timed_out:
+        print(
+            f"The two processes did not finish within {timeout:.0f} s: most likely a hang, "
+            "e.g. a collective (all_reduce, barrier) that only one rank calls."
+        )
+        return None
+    errors = sorted(Path(workdir).glob("error_rank*.txt"))
+    if not run.ok or errors:
+        if errors:
+            lines = errors[0].read_text().strip().splitlines()
+            print(f"{errors[0].stem.replace('error_', '')} failed; the end of its error:")
+            print("\n".join(lines[-6:]))
+        else:
+            failed = [(r, c) for r, c in enumerate(run.codes) if c != 0]
+            # a rank the launcher stopped because the other failed shows -9: report the other
+            rank, code = next(((r, c) for r, c in failed if c != -9), failed[0])
+            log = run.logs[rank].read_text() if run.logs[rank].exists() else ""
+            lines = [line for line in log.strip().splitlines() if line.strip()]
+            print(f"rank {rank} ended with exit code {code} and no Python error; its last output:")
+            print("\n".join(lines[-8:]) or "(none)")
+        return None
+    return torch.load(Path(workdir) / "results.pt", weights_only=True)
+
+
+# --- shared data and references (built in this process, never in the ranks)
+
+
+def _regression_data():
+    g = torch.Generator().manual_seed(13)
+    x = torch.randn(8, 3, generator=g)
+    y = torch.randn(8, 1, generator=g)
+    return x, y
+
+
+def _flat(model):
+    return torch.cat([p.detach().flatten() for p in model.parameters()])
+
+
+def _full_batch_weights(steps: int):
+    """One process, the whole batch of 8, plain SGD: what two ranks with 4 each must match."""
+    x, y = _regression_data()
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(steps):
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+    return _flat(model)
+
+
+def _by_hand_reference():
+    w = _full_batch_weights(5)
+    return torch.stack([w, w])
+
+
+def _small_problem():
+    x = torch.tensor([[1.0, 2.0], [0.0, 1.0], [2.0, 0.0], [1.0, 1.0]])
+    y = torch.tensor([1.0, 0.0, 2.0, 1.0])
+    w = torch.tensor([0.5, -1.0])
+    return x, y, w
+
+
+def _averaged_gradient():
+    x, y, w = _small_problem()
+    grads = []
+    for shard in (slice(0, 2), slice(2, 4)):
+        w_rank = w.clone().requires_grad_(True)
+        ((x[shard] @ w_rank - y[shard]) ** 2).mean().backward()
+        grads.append(w_rank.grad)
+    return (grads[0] + grads[1]) / 2
+
+
+def _epoch_orders():
+    from torch.utils.data import TensorDataset
+    from torch.utils.data.distributed import DistributedSampler
+
+    dataset = TensorDataset(torch.arange(12))
+    orders = []
+    for rank in range(2):
+        sampler = DistributedSampler(dataset, num_replicas=2, rank=rank, shuffle=True, seed=0)
+        per_epoch = []
+        for epoch in range(3):
+            sampler.set_epoch(epoch)
+            per_epoch.append(list(sampler))
+        orders.append(per_epoch)
+    return torch.tensor(orders)
+
+
+def _checkpoint_reference():
+    torch.manual_seed(0)
+    w = _flat(torch.nn.Linear(3, 1))
+    return {"saves per rank": [1, 0], "loaded": torch.stack([w, w])}
+
+
+def _pick_backend(cuda_count, local_rank, local_world_size):
+    if cuda_count >= local_world_size:
+        return ("nccl", f"cuda:{local_rank}")
+    return ("gloo", "cpu")
+
+
+def _pick_backend_cases(g):
+    del g  # the inputs are counts, not random tensors
+    return [
+        (0, 0, 2),  # a CPU-only machine
+        (0, 1, 2),
+        (1, 0, 2),  # one GPU for two processes: not enough, use the CPU path
+        (1, 1, 2),
+        (2, 1, 2),  # one GPU per process
+        (8, 5, 8),
+        (4, 3, 2),  # more GPUs than processes on this machine
+        (1, 0, 1),  # edge case: a single process on a single GPU
+    ]
+
+
+def _accumulation_reference():
+    w = _full_batch_weights(1)
+    return torch.stack([w, w])
+
+
+EXERCISES = [
+    # --- quick questions in the lesson notebook ---
+    Exercise(
+        id="13.quiz_set_epoch",
+        title="What set_epoch changes",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "b",
+        options={
+            "a": "nothing: DistributedSampler reshuffles by itself every epoch",
+            "b": "the seed of the shuffle: without it every epoch repeats epoch 0's order",
+            "c": "which rank gets which half; without it both ranks see the same samples",
+        },
+        explanations={
+            "a": "The sampler's shuffle is seeded with seed + epoch, and epoch stays 0 until "
+            "you call set_epoch: the lesson's run printed the same order three times.",
+            "c": "The split into disjoint shards happens with or without set_epoch; what "
+            "repeats is the order.",
+        },
+        hints=(
+            "Look at the orders the lesson's script printed with and without set_epoch.",
+            "DistributedSampler seeds its shuffle with seed + epoch. Who changes epoch?",
+            "Only set_epoch changes the epoch number, hence the order: 'b'.",
+        ),
+        solution='check("13.quiz_set_epoch", "b")',
+    ),
+    Exercise(
+        id="13.quiz_one_rank_collective",
+        title="A collective that only one rank calls",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "c",
+        options={
+            "a": "it raises an error at once on that rank",
+            "b": "it returns that rank's own tensor unchanged",
+            "c": "that rank waits for the others; only the process group's timeout ends the wait",
+        },
+        explanations={
+            "a": "Nothing can tell the rank at once that the others will never come: it waits.",
+            "b": "A collective never completes alone; it needs every rank of the group.",
+        },
+        hints=(
+            "What did rank 0 do in the lesson's hang demonstration before the error came?",
+            "A collective needs every rank; the one that arrives first waits for the rest.",
+            "It waits until the timeout given to init_process_group: 'c'.",
+        ),
+        solution='check("13.quiz_one_rank_collective", "c")',
+    ),
+    Exercise(
+        id="13.quiz_spawn_notebook",
+        title="Why mp.spawn from a notebook breaks",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "a",
+        options={
+            "a": "the new processes receive the function by name (__main__.train), and their "
+            "__main__ is not the notebook, so the name is missing there",
+            "b": "Jupyter forbids starting processes",
+            "c": "gloo does not work inside Jupyter",
+        },
+        explanations={
+            "b": "The notebook starts processes every time it runs torchrun with '!'.",
+            "c": "gloo is the same library whoever starts the processes; the failure comes "
+            "before any process group exists.",
+        },
+        hints=(
+            "What did pickle.dumps(train) contain in the lesson?",
+            "A function is pickled as its module and name only. Which module is __main__ "
+            "in a freshly spawned Python process?",
+            "The name cannot be found in the child's __main__: 'a'.",
+        ),
+        solution='check("13.quiz_spawn_notebook", "a")',
+    ),
+    # --- exercises in solutions/13_distributed_data_parallel.ipynb ---
+    Exercise(
+        id="13.averaged_gradient",
+        title="Predict the averaged gradient",
+        lesson=LESSON,
+        kind="value",
+        build_reference=_averaged_gradient,
+        atol=1e-6,
+        rtol=1e-6,
+        hints=(
+            "Compute each rank's gradient of its own mean squared error (rows 0-1 for rank "
+            "0, rows 2-3 for rank 1), then combine the two as DDP does.",
+            "DDP sums the ranks' gradients with an all-reduce and divides by the world size; "
+            "with equal shards that is the full batch's gradient.",
+            "Make a leaf copy of w per shard, call backward() on ((x[s] @ w_r - y[s]) ** 2)"
+            ".mean(), and average the two .grad tensors.",
+        ),
+        solution=(
+            "grads = []\n"
+            "for shard in (slice(0, 2), slice(2, 4)):\n"
+            "    w_rank = w.clone().requires_grad_(True)\n"
+            "    ((x4[shard] @ w_rank - y4[shard]) ** 2).mean().backward()\n"
+            "    grads.append(w_rank.grad)\n"
+            "answer = (grads[0] + grads[1]) / 2"
+        ),
+    ),
+    Exercise(
+        id="13.average_by_hand",
+        title="Average the gradients with all_reduce",
+        lesson=LESSON,
+        kind="value",
+        build_reference=_by_hand_reference,
+        atol=1e-6,
+        rtol=1e-5,
+        hints=(
+            "Every parameter's .grad must become the mean over the ranks, in place, on every rank.",
+            "dist.all_reduce(t) sums t over all ranks in place (op=SUM is the default); the "
+            "sum still has to be divided.",
+            "for p in model.parameters(): all-reduce p.grad, then divide it in place by "
+            "world_size.",
+        ),
+        solution=(
+            "def average_gradients(model, world_size):\n"
+            "    for p in model.parameters():\n"
+            "        dist.all_reduce(p.grad)\n"
+            "        p.grad /= world_size"
+        ),
+    ),
+    Exercise(
+        id="13.fix_set_epoch",
+        title="Repair a sampler that repeats every epoch",
+        lesson=LESSON,
+        kind="value",
+        build_reference=_epoch_orders,
+        hints=(
+            "The shards are right; compare epoch 0's order with epoch 1's.",
+            "DistributedSampler shuffles with seed + epoch; the loop never tells it the epoch.",
+            "Call sampler.set_epoch(epoch) at the top of each epoch, before iterating the loader.",
+        ),
+        solution=(
+            "def epoch_orders(rank, world_size, workdir):\n"
+            "    dataset = TensorDataset(torch.arange(12))\n"
+            "    sampler = DistributedSampler(dataset, shuffle=True, seed=0)\n"
+            "    loader = DataLoader(dataset, batch_size=3, sampler=sampler)\n"
+            "    orders = []\n"
+            "    for epoch in range(3):\n"
+            "        sampler.set_epoch(epoch)\n"
+            "        orders.append([i for (batch,) in loader for i in batch.tolist()])\n"
+            "    return orders"
+        ),
+    ),
+    Exercise(
+        id="13.rank0_checkpoint",
+        title="One checkpoint, written by rank 0",
+        lesson=LESSON,
+        kind="value",
+        build_reference=_checkpoint_reference,
+        hints=(
+            "Count the writes: how many processes run the torch.save line?",
+            "Guard the save with the rank, and make the other ranks wait until the file is "
+            "complete before they read it.",
+            "if rank == 0: torch.save(...); then dist.barrier(); then every rank loads with "
+            'map_location="cpu".',
+        ),
+        solution=(
+            "def save_then_load(rank, world_size, workdir):\n"
+            "    torch.manual_seed(0)\n"
+            "    model = nn.Linear(3, 1)\n"
+            '    path = os.path.join(workdir, "model.pt")\n'
+            "    if rank == 0:\n"
+            "        torch.save(model.state_dict(), path)\n"
+            "    dist.barrier()\n"
+            '    state = torch.load(path, map_location="cpu")\n'
+            "    return torch.cat([state[k].flatten() for k in state])"
+        ),
+    ),
+    Exercise(
+        id="13.pick_backend",
+        title="Choose the backend and the device",
+        lesson=LESSON,
+        kind="function",
+        build_reference=lambda: _pick_backend,
+        cases=_pick_backend_cases,
+        hints=(
+            "NCCL needs one GPU per process on this machine; otherwise stay on the CPU.",
+            "Compare cuda_count with local_world_size; a process's GPU is numbered by its "
+            "local rank.",
+            "When there are at least as many GPUs as local processes: NCCL, and the GPU whose "
+            "number is the local rank; in every other case: gloo on the CPU.",
+        ),
+        solution=(
+            "def pick_backend(cuda_count, local_rank, local_world_size):\n"
+            "    if cuda_count >= local_world_size:\n"
+            '        return ("nccl", f"cuda:{local_rank}")\n'
+            '    return ("gloo", "cpu")'
+        ),
+    ),
+    Exercise(
+        id="13.accumulate_no_sync",
+        title="Accumulate two micro-batches under DDP",
+        lesson=LESSON,
+        kind="value",
+        build_reference=_accumulation_reference,
+        atol=1e-6,
+        rtol=1e-5,
+        hints=(
+            "Each rank holds 4 rows; run them as two micro-batches of 2 and take one "
+            "optimizer step. The result must equal one step on all 8 rows.",
+            "The first backward() goes inside `with ddp.no_sync():` (no all-reduce), the "
+            "second outside it; each micro-batch loss is divided by the number of "
+            "micro-batches, as in lesson 06.",
+            "with ddp.no_sync(): (loss on rows 0-1 of the shard / 2).backward(); then (loss on "
+            "rows 2-3 / 2).backward(); then optimizer.step().",
+        ),
+        solution=(
+            "def accumulate(rank, world_size, workdir):\n"
+            "    g = torch.Generator().manual_seed(13)\n"
+            "    x = torch.randn(8, 3, generator=g)\n"
+            "    y = torch.randn(8, 1, generator=g)\n"
+            "    torch.manual_seed(0)\n"
+            "    ddp = DDP(nn.Linear(3, 1))\n"
+            "    optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)\n"
+            "    xs, ys = x[rank * 4 : rank * 4 + 4], y[rank * 4 : rank * 4 + 4]\n"
+            "    optimizer.zero_grad()\n"
+            "    with ddp.no_sync():\n"
+            "        (F.mse_loss(ddp(xs[:2]), ys[:2]) / 2).backward()\n"
+            "    (F.mse_loss(ddp(xs[2:]), ys[2:]) / 2).backward()\n"
+            "    optimizer.step()\n"
+            "    return torch.cat([p.detach().flatten() for p in ddp.parameters()])"
+        ),
+    ),
+    Exercise(
+        id="13.uninitialized_error",
+        title="A collective before init_process_group",
+        lesson=LESSON,
+        kind="error",
+        build_reference=lambda: ValueError,
+        explanations={
+            "RuntimeError": "Not a failure while communicating: PyTorch refuses earlier, "
+            "because there is no default process group to ask.",
+            "TimeoutError": "Nothing waits: without a process group there is nobody to wait "
+            "for, and the call fails at once.",
+        },
+        hints=(
+            "Run dist.all_reduce(torch.ones(1)) in a scratch cell of this notebook (no process "
+            "group exists here).",
+            "The message says the default process group has not been initialized; which "
+            "class does PyTorch use for a missing setting?",
+            "It is a ValueError.",
+        ),
+        solution="answer = ValueError",
+    ),
+]

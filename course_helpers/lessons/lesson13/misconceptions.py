@@ -1,0 +1,295 @@
+"""Typical wrong answers to lesson 13's exercises (data-parallel training with torchrun)."""
+
+from __future__ import annotations
+
+import torch
+
+from course_helpers.lessons.model import Misconception
+
+
+def _shard_gradients():
+    from course_helpers.lessons.lesson13.exercises import _small_problem
+
+    x, y, w = _small_problem()
+    grads = []
+    for shard in (slice(0, 2), slice(2, 4)):
+        w_rank = w.clone().requires_grad_(True)
+        ((x[shard] @ w_rank - y[shard]) ** 2).mean().backward()
+        grads.append(w_rank.grad)
+    return grads
+
+
+def _trained(rows: slice, lr: float, steps: int):
+    """One process training nn.Linear(3, 1) on some rows of the lesson's 8-row data."""
+    from course_helpers.lessons.lesson13.exercises import _flat, _regression_data
+
+    x, y = _regression_data()
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    for _ in range(steps):
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(model(x[rows]), y[rows]).backward()
+        optimizer.step()
+    return _flat(model)
+
+
+def _summed_not_averaged():
+    # the sum of the two shard gradients is twice the mean: like the full batch with lr 0.2
+    w = _trained(slice(0, 8), 0.2, 5)
+    return torch.stack([w, w])
+
+
+def _never_synchronised():
+    return torch.stack([_trained(slice(0, 4), 0.1, 5), _trained(slice(4, 8), 0.1, 5)])
+
+
+def _repeated_orders():
+    from torch.utils.data.distributed import DistributedSampler
+
+    orders = []
+    for rank in range(2):
+        sampler = DistributedSampler(list(range(12)), num_replicas=2, rank=rank, seed=0)
+        orders.append([list(sampler)] * 3)
+    return torch.tensor(orders)
+
+
+def _every_rank_saves():
+    from course_helpers.lessons.lesson13.exercises import _checkpoint_reference
+
+    return dict(_checkpoint_reference(), **{"saves per rank": [1, 1]})
+
+
+def _micro_losses_not_divided():
+    w = _trained(slice(0, 8), 0.2, 1)
+    return torch.stack([w, w])
+
+
+def _nccl_with_any_gpu(cuda_count, local_rank, local_world_size):
+    if cuda_count > 0:
+        return ("nccl", f"cuda:{local_rank}")
+    return ("gloo", "cpu")
+
+
+MISCONCEPTIONS = [
+    # --- 13.averaged_gradient ---
+    Misconception(
+        exercise_id="13.averaged_gradient",
+        label="summed, not averaged",
+        build_answer=lambda: _shard_gradients()[0] + _shard_gradients()[1],
+        message=(
+            "This is the sum of the two ranks' gradients, what all_reduce alone leaves in "
+            ".grad. DDP also divides by the number of ranks, so that the result is the "
+            "whole batch's gradient."
+        ),
+    ),
+    Misconception(
+        exercise_id="13.averaged_gradient",
+        label="one rank's own gradient",
+        build_answer=lambda: _shard_gradients()[0],
+        message=(
+            "This is the gradient of rank 0's rows only, what .grad holds before the "
+            "all-reduce. After DDP's backward() every rank holds the same combined gradient."
+        ),
+    ),
+    # --- 13.average_by_hand ---
+    Misconception(
+        exercise_id="13.average_by_hand",
+        label="summed, not averaged",
+        build_answer=_summed_not_averaged,
+        message=(
+            "The two ranks agree, but their steps are twice too large: all_reduce sums the "
+            "gradients over the ranks, and a sum of two means is not a mean."
+        ),
+    ),
+    Misconception(
+        exercise_id="13.average_by_hand",
+        label="gradients never exchanged",
+        build_answer=_never_synchronised,
+        message=(
+            "The two ranks ended with different weights: each stepped with the gradient of "
+            "its own rows only. The gradients must be combined across the ranks before "
+            "every step."
+        ),
+    ),
+    # --- 13.fix_set_epoch ---
+    Misconception(
+        exercise_id="13.fix_set_epoch",
+        label="the same order every epoch",
+        build_answer=_repeated_orders,
+        message=(
+            "Every epoch still repeats epoch 0's order: the sampler shuffles with its seed "
+            "plus an epoch number that nothing changes. Tell the sampler which epoch it is."
+        ),
+    ),
+    # --- 13.rank0_checkpoint ---
+    Misconception(
+        exercise_id="13.rank0_checkpoint",
+        label="every rank saves",
+        build_answer=_every_rank_saves,
+        message=(
+            "Both ranks still call torch.save: two processes write one file at the same "
+            "time. Only one rank should write, and the others must wait until it has "
+            "finished before they read."
+        ),
+    ),
+    # --- 13.accumulate_no_sync ---
+    Misconception(
+        exercise_id="13.accumulate_no_sync",
+        label="micro-batch losses not divided",
+        build_answer=_micro_losses_not_divided,
+        message=(
+            "The step is twice too large: the gradients of two micro-batch means add up, as "
+            "in lesson 06. Scale each micro-batch's loss by the number of micro-batches."
+        ),
+    ),
+    # --- 13.pick_backend ---
+    Misconception(
+        exercise_id="13.pick_backend",
+        label="NCCL whenever any GPU exists",
+        build_answer=lambda: _nccl_with_any_gpu,
+        message=(
+            "With fewer GPUs than processes on the machine, some processes would have no GPU "
+            "of their own (NCCL wants one per process). Compare the number of GPUs with the "
+            "number of local processes."
+        ),
+    ),
+]
+
+# more typical wrong answers (issue 12: at least three per exercise)
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="13.uninitialized_error",
+        label="no error: one process needs no group",
+        build_answer=lambda: None,
+        message=(
+            "A collective never falls back to doing nothing: even a single process must call "
+            "init_process_group first, because all_reduce asks the default process group who "
+            "takes part. dist.is_initialized() tells you whether one exists."
+        ),
+    ),
+]
+
+
+def _orders(mistake: str):
+    from torch.utils.data.distributed import DistributedSampler
+
+    orders = []
+    for rank in range(2):
+        sampler = DistributedSampler(
+            list(range(12)), num_replicas=2, rank=rank, shuffle=mistake != "no shuffle", seed=0
+        )
+        per_epoch = []
+        for epoch in range(3):
+            per_epoch.append(list(sampler))
+            sampler.set_epoch(epoch)  # after the epoch: one epoch late
+        orders.append(per_epoch)
+    return torch.tensor(orders)
+
+
+def _every_rank_on_gpu_0(cuda_count, local_rank, local_world_size):
+    if cuda_count >= local_world_size:
+        return ("nccl", "cuda:0")
+    return ("gloo", "cpu")
+
+
+def _enough_for_this_rank(cuda_count, local_rank, local_world_size):
+    if cuda_count > local_rank:
+        return ("nccl", f"cuda:{local_rank}")
+    return ("gloo", "cpu")
+
+
+# more typical wrong answers (issue 12: at least three per exercise)
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="13.averaged_gradient",
+        label="divided by the ranks once more",
+        build_answer=lambda: (_shard_gradients()[0] + _shard_gradients()[1]) / 4,
+        message=(
+            "This is half the combined gradient: DDP already divides the all-reduced sum by "
+            "the number of ranks, so dividing .grad by the world size again shrinks it twice."
+        ),
+    ),
+    Misconception(
+        exercise_id="13.average_by_hand",
+        label="divided by the world size twice",
+        build_answer=lambda: torch.stack([_trained(slice(0, 8), 0.05, 5)] * 2),
+        message=(
+            "The ranks agree, but their steps are half as large as they should be: the summed "
+            "gradient needs one division by the world size, not two (for example once before "
+            "all_reduce and once after)."
+        ),
+    ),
+    Misconception(
+        exercise_id="13.fix_set_epoch",
+        label="set_epoch after the epoch",
+        build_answer=lambda: _orders("late"),
+        message=(
+            "set_epoch runs after each epoch, so every epoch uses the previous epoch's number "
+            "and the first two epochs share one order. The sampler must know the epoch "
+            "before the loader is iterated."
+        ),
+    ),
+    Misconception(
+        exercise_id="13.fix_set_epoch",
+        label="shuffle switched off",
+        build_answer=lambda: _orders("no shuffle"),
+        message=(
+            "With shuffle=False the order is the same in every epoch, by design: the samples "
+            "are dealt out in their stored order. Keep shuffling and tell the sampler which "
+            "epoch it is, so the shuffle changes."
+        ),
+    ),
+    Misconception(
+        exercise_id="13.pick_backend",
+        label="every process on cuda:0",
+        build_answer=lambda: _every_rank_on_gpu_0,
+        message=(
+            "With one device name for everyone, all the processes of a machine share its "
+            "first GPU and the others stay idle (NCCL refuses two ranks on one GPU). Each "
+            "process takes the GPU numbered by its local rank."
+        ),
+    ),
+    Misconception(
+        exercise_id="13.pick_backend",
+        label="decided per rank",
+        build_answer=lambda: _enough_for_this_rank,
+        message=(
+            "Each process decides only for itself here, so with too few GPUs some ranks pick "
+            "NCCL and others Gloo, and a process group needs one backend for all of them. "
+            "Decide from whether the machine has a GPU for every local process."
+        ),
+    ),
+]
+
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="13.accumulate_no_sync",
+        label="only the last micro-batch",
+        build_answer=lambda: torch.stack([_trained(torch.tensor([2, 3, 6, 7]), 0.05, 1)] * 2),
+        message=(
+            "The step used only the second micro-batch's gradient: clearing the gradients "
+            "between the micro-batches throws the first one away. Clear once before the "
+            "first micro-batch, and let the second backward() add onto the first."
+        ),
+    ),
+    Misconception(
+        exercise_id="13.accumulate_no_sync",
+        label="divided by the world size too",
+        build_answer=lambda: torch.stack([_trained(slice(0, 8), 0.05, 1)] * 2),
+        message=(
+            "The step is half as large as it should be: DDP already averages the gradients "
+            "over the ranks, so each micro-batch's loss is divided only by the number of "
+            "micro-batches, not by the world size as well."
+        ),
+    ),
+    Misconception(
+        exercise_id="13.rank0_checkpoint",
+        label="the other rank saves",
+        build_answer=lambda: dict(_every_rank_saves(), **{"saves per rank": [0, 1]}),
+        message=(
+            "One writer is right, but the writer is rank 0 by convention: rank 0 exists in "
+            "every run, even with a single process, while rank 1 does not."
+        ),
+    ),
+]

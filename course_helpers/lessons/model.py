@@ -1,0 +1,164 @@
+"""What an exercise is: the data the checker, the hints and the grader read.
+
+Each lesson's exercises live in ``course_helpers/lessons/lessonNN/exercises.py`` as a
+module-level list ``EXERCISES``; its typical wrong answers (``Misconception``) sit beside
+them in ``misconceptions.py``, as a list ``MISCONCEPTIONS``. References are *callables* so
+that importing
+the catalog stays cheap: ``Exercise.reference`` builds the value on first use.
+
+Kinds
+-----
+value     the answer is a tensor (or Python number/bool) compared with ``reference``.
+function  the answer is a learner-written function; it is called on ``cases(gen)``
+          (seeded random inputs plus edge cases) and compared with ``reference``.
+autograd  the answer is a tensor whose autograd state is checked: ``.grad`` after
+          backward, ``requires_grad``, ``is_leaf``, ``grad_fn`` name, ``_version``, the
+          values themselves (the attributes named in ``attributes``: "grad",
+          "requires_grad", "is_leaf", "grad_fn", "version", "value"), against the
+          reference tensor.
+choice    multiple choice / "predict the output": the answer is one of ``options``'
+          keys (or, for ``options=None``, a free value such as a shape tuple, a dtype
+          or a number compared with ``reference``).
+error     "which error does this raise": the answer is the exception class itself
+          (e.g. ``RuntimeError``), or ``None`` for "no error" (then ``reference`` is None).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+KINDS = ("value", "function", "autograd", "choice", "error")
+# autograd exercises: what ``attributes`` may name (``version`` is ``tensor._version``,
+# ``value`` the tensor's own values)
+AUTOGRAD_ATTRIBUTES = ("requires_grad", "is_leaf", "grad_fn", "version", "value", "grad")
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One checked exercise.
+
+    id          "NN.slug", e.g. "01.arange_grid" (NN = lesson number).
+    title       short human title shown in feedback and progress tables.
+    lesson      lesson notebook stem, e.g. "01_tensors".
+    kind        one of KINDS.
+    build_reference  zero-argument callable returning the reference answer
+                (value/autograd: the expected tensor; function: the reference
+                function itself; choice: the correct option key or value; error:
+                the exception class, or None for code that raises no error).
+    hints       tiered hints: (nudge, stronger, near-solution). At least 2.
+    solution    the full solution as text (shown only when explicitly asked).
+    """
+
+    id: str
+    title: str
+    lesson: str
+    kind: str
+    build_reference: Callable[[], Any]
+    hints: tuple[str, ...]
+    solution: str
+    # value / function / autograd: tolerances; None = torch.testing.assert_close defaults per dtype
+    rtol: float | None = None
+    atol: float | None = None
+    # function: given a seeded CPU torch.Generator, return a list of argument tuples
+    # (random inputs first, then edge cases such as size-1 and empty dims).
+    cases: Callable[[Any], Sequence[tuple]] | None = None
+    # function: True when the learner's function is *meant* to modify its input in place
+    mutates_input: bool = False
+    # autograd: attributes to compare, any of AUTOGRAD_ATTRIBUTES
+    attributes: tuple[str, ...] = ("grad",)
+    # choice: option key -> text shown to the learner (None for free-form predictions)
+    options: Mapping[str, str] | None = None
+    # choice: per-wrong-answer explanation, keyed like options (optional)
+    explanations: Mapping[str, str] = field(default_factory=dict)
+    # by-hand / prediction exercises: False = feedback says how far off, never the expected values
+    reveal_values: bool = True
+    # method checks (checking.method_checks): code patterns the task forbids / requires,
+    # e.g. forbid=("attr:data", "call:squeeze()"), require=("with:no_grad",)
+    forbid: tuple[str, ...] = ()
+    require: tuple[str, ...] = ()
+    # the task must record no autograd graph at all (a detached result is not enough)
+    must_build_no_graph: bool = False
+    # what the task asks of autograd, so advice never contradicts it: "" (nothing special),
+    # "no_graph", "keep_graph" (e.g. a second derivative, a penalty that stays connected)
+    # or "many_inputs" (a function: fixes must hold for every input)
+    context: str = ""
+    # "keep every line, change their order": the task's code (with the cell's given lines);
+    # the answer cell must hold exactly these statements, in any order
+    keep_lines: str = ""
+    # a function whose result must stay connected to every parameter of its module argument
+    # (e.g. a penalty added to the loss): probed with autograd in the kernel
+    reach_parameters: bool = False
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"exercise {self.id}: kind {self.kind!r} is not one of {KINDS}")
+        if len(self.hints) < 2:
+            raise ValueError(f"exercise {self.id}: give at least two tiered hints")
+        if self.kind == "function" and self.cases is None:
+            raise ValueError(f"exercise {self.id}: a function exercise needs cases=")
+        patterns = tuple(self.forbid) + tuple(self.require)
+        bad = [p for p in patterns if p.partition(":")[0] not in ("attr", "call", "with")]
+        if isinstance(self.forbid, str) or isinstance(self.require, str) or bad:
+            raise ValueError(
+                f"exercise {self.id}: forbid/require should be tuples of 'attr:NAME', "
+                f"'call:NAME' or 'with:NAME' patterns, not {bad or patterns!r}"
+            )
+        if self.context not in ("", "no_graph", "keep_graph", "many_inputs"):
+            raise ValueError(
+                f"exercise {self.id}: context={self.context!r} should be '', 'no_graph', "
+                "'keep_graph' or 'many_inputs'"
+            )
+        unknown = [a for a in self.attributes if a not in AUTOGRAD_ATTRIBUTES]
+        if isinstance(self.attributes, str) or unknown:
+            raise ValueError(
+                f"exercise {self.id}: attributes={self.attributes!r} should be a tuple of "
+                f"names from {AUTOGRAD_ATTRIBUTES}"
+            )
+
+    @property
+    def reference(self) -> Any:
+        """The reference answer (built on first use, then cached)."""
+        return _build(self.build_reference)
+
+
+@functools.cache
+def _build(builder: Callable[[], Any]) -> Any:
+    return fresh_rng(builder)
+
+
+def fresh_rng(make: Callable[[], Any]) -> Any:
+    """``make()`` in a forked copy of torch's global CPU generator: building a reference or
+    test inputs (e.g. an ``nn.Linear``'s initial weights) never moves the learner's RNG."""
+    import torch
+
+    with torch.random.fork_rng(devices=[]):
+        return make()
+
+
+@dataclass(frozen=True)
+class Misconception:
+    """One typical wrong answer to one exercise.
+
+    exercise_id  the exercise, e.g. "03.permute_shape".
+    label        a few words naming the misunderstanding (for tests and reports).
+    build_answer zero-argument callable returning the wrong answer, in the form the learner
+                 would pass to ``check`` (a tensor, a number, a function, an option key,
+                 an exception class).
+    message      what the learner is told: names the misunderstanding and how to think
+                 instead, without giving the answer away.
+    hint         optional: the first hint after this mistake (a question that leads away
+                 from it); by default the hint restates ``message``.
+    """
+
+    exercise_id: str
+    label: str
+    build_answer: Callable[[], Any]
+    message: str
+    hint: str = ""
+
+    @property
+    def hint_text(self) -> str:
+        return self.hint or self.message

@@ -1,0 +1,99 @@
+"""The widget layer every course widget shares: is there a live kernel with ipywidgets,
+display a widget or print its text fallback, and the stylesheet and note that say what to do
+when a saved widget no longer reaches a kernel (see docs/learner-journey.md)."""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+import json
+import sys
+
+# What a learner sees when the buttons below a result no longer reach a kernel.
+STALE_NOTE = (
+    "These buttons belong to an earlier run of this notebook (the kernel restarted, or the "
+    "notebook was closed and opened again): run this cell again to use them."
+)
+
+
+MISSING_NOTE = (
+    "The buttons of this cell were not saved with the notebook: run this cell again to get "
+    "them. (If this note stays after a re-run, run: python -m course_helpers doctor)"
+)
+
+
+# One stylesheet for every course widget (why and how: docs/learner-journey.md).
+# - ipywidgets adds the class jupyter-widgets-disconnected to the view of a widget whose kernel
+#   connection is gone (after a kernel restart, and for widgets restored from a saved notebook):
+#   the note inside a course widget then appears.
+# - JupyterLab's widget renderer writes "Error displaying widget: model not found" as bare text
+#   into an output node it marks .jupyter-widgets when a saved notebook has a widget output but
+#   no saved state for it; that text is replaced by MISSING_NOTE.
+WIDGET_CSS = (
+    ".course-widget .course-stale-note{display:none}"
+    ".course-widget.jupyter-widgets-disconnected .course-stale-note{display:block;opacity:.85}"
+    ".course-widget.jupyter-widgets-disconnected:focus-within .course-stale-note{opacity:1;"
+    "font-weight:bold}"
+    # ipywidgets marks every disconnected part with a broken-link icon: one (the box's) is enough
+    ".course-widget .jupyter-widgets-disconnected::before,"
+    ".jp-OutputArea-output>.jupyter-widgets-disconnected .jupyter-widgets-disconnected::before"
+    "{display:none}"
+    ".jp-OutputArea-output.jupyter-widgets:not(:has(*)){visibility:hidden;font-size:0;"
+    "line-height:0}"
+    ".jp-OutputArea-output.jupyter-widgets:not(:has(*))::before{visibility:visible;display:block;"
+    "font-size:var(--jp-content-font-size1,14px);line-height:1.5;padding:2px 10px;"
+    "border-left:4px solid #6d6d6d;content:" + json.dumps(MISSING_NOTE) + "}"
+    # any other disconnected widget box of the page (e.g. the backward replay) says so too
+    ".jp-OutputArea-output>.widget-box.jupyter-widgets-disconnected:not(.course-widget)::after"
+    "{display:block;padding:2px 10px;border-left:4px solid #e65100;content:"
+    + json.dumps(STALE_NOTE)
+    + "}"
+)
+
+
+def widget_style() -> str:
+    """The ``<style>`` element that goes with every output that is followed by a widget."""
+    return f'<style class="course-widget-style">{WIDGET_CSS}</style>'
+
+
+def stale_note():
+    """An ipywidgets HTML note, hidden while its widget is live (put it in the widget's box,
+    and give the box the class ``course-widget``); it carries the stylesheet itself, so a
+    widget restored from a saved notebook shows the note without any other output."""
+    import ipywidgets as widgets
+
+    note = widgets.HTML(
+        value=f'{widget_style()}<div style="{NOTE_STYLE}">{html.escape(STALE_NOTE)}</div>'
+    )
+    note.add_class("course-stale-note")
+    return note
+
+
+NOTE_STYLE = "border-left: 4px solid #e65100; padding: 2px 10px; margin: 2px 0;"
+
+
+def display_widget(widget, fallback: str = "") -> bool:
+    """Display ``widget``; if that fails (a broken ipywidgets install), print ``fallback``.
+
+    Returns whether the widget was displayed. Never raises: a widget is an extra, the text
+    form of a result, hint or quiz is always shown before it.
+    """
+    try:
+        from IPython.display import display
+
+        display(widget)
+        return True
+    except Exception as err:  # the text above already says how to go on without buttons
+        if fallback:
+            print(f"{fallback} (buttons unavailable here: {type(err).__name__}: {err})")
+        return False
+
+
+def widgets_available() -> bool:
+    """True inside a Jupyter kernel (it has a comm manager) with ipywidgets installed."""
+    if "IPython" not in sys.modules or importlib.util.find_spec("ipywidgets") is None:
+        return False
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
