@@ -24,7 +24,7 @@ lab: setup
 	$(BIN)/python -m course_helpers doctor || true
 	env JUPYTER_CONFIG_PATH="$(CURDIR)/.jupyter" $(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" notebooks/00_start_here.ipynb $(LAB_ARGS)
 
-# build --check runs as tests/test_build.py::test_repository_build_is_up_to_date
+# build --check runs as tests/authoring/test_build.py::test_repository_build_is_up_to_date
 # --no-loadscope-reorder: files start in collection order (tests/ first, the browser files
 # among them), not most-tests-first, which left the long browser files for the end.
 test: setup lint

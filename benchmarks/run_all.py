@@ -88,11 +88,11 @@ STAGES = [
         PYTEST
         + XDIST
         + ["-m", "not browser", "tests"]
-        + ["--ignore=tests/test_exercise_notebooks.py"],
+        + ["--ignore=tests/course/test_exercise_notebooks.py"],
     ),
     (
         "exercise notebooks, headless (-n 2)",
-        PYTEST + XDIST + ["-m", "not browser", "tests/test_exercise_notebooks.py"],
+        PYTEST + XDIST + ["-m", "not browser", "tests/course/test_exercise_notebooks.py"],
     ),
     ("nbval, lessons + solutions (-n 2)", PYTEST + XDIST + ["--nbval", "notebooks", "solutions"]),
     ("browser suite (one worker)", PYTEST + ["-m", "browser", "tests"]),

@@ -41,7 +41,7 @@ def _notebooks(*folders: str) -> list[str]:
 
 # Lessons and solutions are stored with the outputs nbval checks: the page shows those
 # (re-running them here would repeat nbval's work at browser speed). Exercise notebooks are
-# stored without outputs: tests/test_exercise_notebooks.py runs each once and the page
+# stored without outputs: tests/course/test_exercise_notebooks.py runs each once and the page
 # shows that run's outputs.
 STORED_NOTEBOOKS = _notebooks("notebooks", "solutions")
 

@@ -95,7 +95,7 @@ def outcomes(tmp_path_factory) -> dict[str, str]:
     folder = tmp_path_factory.mktemp("probes")
     for name, (source, outputs) in PROBES.items():
         _write(folder / name, source, outputs)
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     report = folder / "report.xml"
     env = dict(os.environ, COURSE_PROGRESS="on")
     subprocess.run(

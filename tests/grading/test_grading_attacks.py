@@ -18,8 +18,8 @@ import pytest
 
 from course_helpers.grading import sandbox
 
-ROOT = Path(__file__).resolve().parent.parent
-ATTACKS = Path(__file__).parent / "fixtures" / "grading" / "attacks"
+ROOT = Path(__file__).resolve().parents[2]
+ATTACKS = Path(__file__).parents[1] / "fixtures" / "grading" / "attacks"
 TIMEOUT = "30"
 
 

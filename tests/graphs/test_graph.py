@@ -1,7 +1,7 @@
 """draw_graph / GraphPicture / torchviz_graph: golden text, determinism, big graphs, no-dot path.
 
 Golden files live in tests/golden/graph/. After an intended change, regenerate them with
-``UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_graph.py`` and review the diff by eye.
+``UPDATE_GOLDEN=1 .venv/bin/pytest tests/graphs/test_graph.py`` and review the diff by eye.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import torch
 from course_helpers import CourseError, GraphPicture, draw_graph, torchviz_graph
 from course_helpers.graphs import dot as graph_module
 
-GOLDEN = Path(__file__).parent / "golden" / "graph"
-ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = Path(__file__).parents[1] / "golden" / "graph"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def assert_golden(name: str, text: str) -> None:

@@ -8,7 +8,7 @@ import yaml
 
 tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11+")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # conda-forge names for PyPI distributions whose names differ
 CONDA_NAME = {"torch": "pytorch", "graphviz": "python-graphviz"}
 CONDA_ONLY = {"python", "pip", "graphviz"}  # graphviz here is the program, not the PyPI package

@@ -10,7 +10,7 @@ import pytest
 
 from course_helpers.lessons import catalog
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LESSONS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
 ALL = LESSONS + SOLUTIONS

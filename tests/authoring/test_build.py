@@ -14,7 +14,7 @@ from course_helpers.authoring.stubs import (
     strip_solution,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_assignments_become_not_attempted_stubs():

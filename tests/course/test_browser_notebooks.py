@@ -3,8 +3,8 @@
 They are opened as a fresh clone shows them, with the outputs the build stored and nbval
 re-checks: no cell shows an unexpected error, every expected error is there, every widget
 output and every graph picture is on the page. The exercise notebooks (stored without
-outputs) are run once by tests/test_exercise_notebooks.py, which shows that run in the page;
-live widgets driven by a kernel are exercised by the journey tests in tests/test_browser.py.
+outputs) are run once by tests/course/test_exercise_notebooks.py, which shows that run in the page;
+live widgets driven by a kernel are exercised by the journey tests in tests/course/test_browser.py.
 
 Needs Chromium (Debian: ``apt-get install chromium``) and the ``playwright`` package; see
 browser_support.require_browser for what happens without them.

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from course_helpers.__main__ import COMMANDS, main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 READ_AND_VALIDATE = """
 import copy, sys

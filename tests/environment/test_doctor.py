@@ -80,7 +80,7 @@ def test_every_runtime_dependency_is_in_the_report():
 
     import tomllib
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     requirements = tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"]
     names = {re.split(r"[<>=!~ ;\[]", r, maxsplit=1)[0].lower() for r in requirements}
     assert names <= set(doctor.PACKAGES)

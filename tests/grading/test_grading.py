@@ -24,7 +24,7 @@ from course_helpers.grading.grade import (
 )
 from course_helpers.grading.reports import exit_status
 
-FIXTURES = Path(__file__).parent / "fixtures" / "grading"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "grading"
 NAMES = ("hanging", "correct", "tampering", "crashing")  # the 15-s wait first, the rest beside it
 CELL_TIMEOUT = 15  # seconds: generous for `import torch` on a busy machine, short for the loop
 
@@ -135,7 +135,7 @@ def test_unreadable_notebook_scores_nothing_without_a_kernel(tmp_path):
 
 
 def test_fixtures_are_not_collected_by_nbval():
-    conftest = (Path(__file__).parent / "conftest.py").read_text()
+    conftest = (Path(__file__).parents[1] / "conftest.py").read_text()
     assert 'collect_ignore = ["fixtures"]' in conftest
     assert all((FIXTURES / f"{name}.ipynb").exists() for name in NAMES)
     assert os.environ.get("COURSE_GRADING_DIR") is None
@@ -148,7 +148,7 @@ def test_a_folder_expands_to_its_notebooks_in_name_order():
 
 # --------------------------------------------------------------------------- expected exercises
 
-SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
+SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"
 
 
 def _solution_ids(stem):

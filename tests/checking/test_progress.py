@@ -163,7 +163,7 @@ def test_lesson_00_marks_its_worked_example_as_a_demo():
 
     import nbformat
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     nb = nbformat.read(root / "notebooks" / "00_start_here.ipynb", 4)
     calls = [
         (cell.source, call)
