@@ -146,3 +146,12 @@ def test_the_public_api_and_the_old_plugin_name_still_import():
     new = importlib.import_module("course_helpers.testing.pytest_plugin")
     for hook in new.__all__:
         assert getattr(old, hook) is getattr(new, hook)
+
+
+def test_every_folder_is_a_regular_package_so_an_install_ships_it():
+    # setuptools' find_packages (pyproject.toml) skips folders without __init__.py
+    folders = {p.parent for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
+    missing = sorted(
+        str(f.relative_to(PACKAGE)) for f in folders if not (f / "__init__.py").exists()
+    )
+    assert missing == []
