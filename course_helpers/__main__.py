@@ -1,4 +1,4 @@
-"""Command line: ``python -m course_helpers {doctor,build,progress,grade}``."""
+"""Command line: ``python -m course_helpers {doctor,build,progress,grade,autograder}``."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ COMMANDS = {
     "build": ("course_helpers.authoring.build", "generate exercises and execute the notebooks"),
     "progress": ("course_helpers.checking.progress", "show your exercise progress per lesson"),
     "grade": ("course_helpers.grading.command", "grade learners' exercise notebooks headlessly"),
+    "autograder": ("course_helpers.grading.autograder", "build the Gradescope autograder bundle"),
 }
 
 
@@ -29,7 +30,7 @@ def skip_unused_iri_checker() -> None:
 
 def usage() -> str:
     lines = ["usage: python -m course_helpers COMMAND [options]", "", "commands:"]
-    lines += [f"  {name:<9} {help_}" for name, (_, help_) in COMMANDS.items()]
+    lines += [f"  {name:<11} {help_}" for name, (_, help_) in COMMANDS.items()]
     lines += ["", "Run 'python -m course_helpers COMMAND --help' for a command's options."]
     return "\n".join(lines)
 

@@ -1,8 +1,11 @@
 """Headless grading of learners' exercise notebooks (for instructors).
 
 ``python -m course_helpers grade PATH... [--jobs N] [--json F] [--junit F] [--csv F]
-[--per-student DIR] [--first-attempt] [--timeout S] [--memory-mb M] [--no-sandbox]``
-(a PATH may be a folder: its ``*.ipynb`` files are graded in name order).
+[--per-student DIR] [--first-attempt] [--timeout S] [--memory-mb M] [--no-sandbox]
+[--shard I/N] [--results-format gradescope|prairielearn [--results F]]``
+(a PATH may be a folder: its ``*.ipynb`` files are graded in name order), and
+``python -m course_helpers grade merge REPORT... [--json F] [--csv F] [--junit F]`` for the
+reports of shards (:mod:`course_helpers.grading.shards`).
 
 Each notebook is copied into its own temporary folder and run there by a worker process
 (``--worker``; isolated with bubblewrap where it works, resource-limited always: see
@@ -25,18 +28,24 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 
+from course_helpers.errors import CourseError
 from course_helpers.grading.grade import NotebookGrade, grade_notebook, load_catalogue
+from course_helpers.grading.platforms import DEFAULT_PATHS, FORMATS, write_results
 from course_helpers.grading.reports import exit_status, score_table, to_csv, to_json, to_junit
+from course_helpers.grading.shards import keyed_paths, merge, parse_shard, read_report
 from course_helpers.grading.tampering import package_snapshot, restore_package
 from course_helpers.grading.worker import DEFAULT_TIMEOUT
 
-# --------------------------------------------------------------------------- reports
-
 
 def main(argv: list[str] | None = None) -> int:
-    """Grade notebooks; exit status 1 when any exercise did not pass, 0 otherwise."""
+    """Grade notebooks; exit status 1 when any exercise did not pass, 0 otherwise.
+    ``grade merge REPORT...`` merges the reports of shards instead (see ``grading.shards``)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["merge"]:
+        return merge_main(argv[1:])
     parser = argparse.ArgumentParser(
         prog="python -m course_helpers grade",
         description="Grade exercise notebooks in fresh kernels, judging answers outside them.",
@@ -72,8 +81,74 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-sandbox", action="store_true", help="do not use bubblewrap even where it works"
     )
+    parser.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="grade only shard I of N (a stable split: docs/grading.md); merge with 'grade merge'",
+    )
+    _add_report_options(parser)
     args = parser.parse_args(argv)
+    try:
+        args.shard = parse_shard(args.shard) if args.shard else None
+    except CourseError as err:
+        parser.error(str(err))
     return grade_batch(args)
+
+
+def _add_report_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--results-format",
+        choices=FORMATS,
+        help="also write the results for this autograding platform (one submission)",
+    )
+    parser.add_argument(
+        "--results",
+        metavar="FILE",
+        help="where --results-format writes (default: the platform's own path)",
+    )
+
+
+def merge_main(argv: list[str]) -> int:
+    """``grade merge REPORT...``: the reports of shards 1..N, merged into one run's reports."""
+    parser = argparse.ArgumentParser(
+        prog="python -m course_helpers grade merge",
+        description="Merge the --json reports of 'grade --shard I/N' runs into one run's reports.",
+    )
+    parser.add_argument("reports", nargs="+", metavar="REPORT", help="the shards' --json files")
+    parser.add_argument("--json", metavar="FILE", help="write the merged results as JSON")
+    parser.add_argument("--junit", metavar="FILE", help="write the merged results as JUnit XML")
+    parser.add_argument("--csv", metavar="FILE", help="write a merged CSV gradebook")
+    _add_report_options(parser)
+    args = parser.parse_args(argv)
+    try:
+        grades, keys = merge([read_report(path) for path in args.reports])
+    except CourseError as err:
+        print(f"grade merge: {err}", file=sys.stderr)
+        return 2
+    print(score_table(grades))
+    args.per_student = None
+    write_reports(grades, keys, args, shard=None, seconds=0.0)
+    return exit_status(grades)
+
+
+def write_reports(grades, keys, args, shard, seconds: float) -> None:
+    """Every report the options ask for (the same for one run, a shard, and a merge)."""
+    if args.json:
+        Path(args.json).write_text(to_json(grades, keys, shard), encoding="utf-8")
+    if args.junit:
+        Path(args.junit).write_text(to_junit(grades), encoding="utf-8")
+    if args.csv:
+        Path(args.csv).write_text(to_csv(grades), encoding="utf-8")
+    if args.per_student:
+        folder = Path(args.per_student)
+        folder.mkdir(parents=True, exist_ok=True)
+        for grade, key in zip(grades, keys, strict=True):
+            (folder / f"{Path(grade.path).stem}.json").write_text(
+                to_json([grade], [key], shard), encoding="utf-8"
+            )
+    if args.results_format:
+        target = args.results or DEFAULT_PATHS[args.results_format]
+        write_results(grades, args.results_format, target, seconds)
 
 
 def grade_batch(args) -> int:
@@ -87,7 +162,12 @@ def grade_batch(args) -> int:
     use_sandbox = not args.no_sandbox
     sandboxed = use_sandbox and sandbox.bwrap_works()
     print(sandbox.isolation(use_sandbox), file=sys.stderr, flush=True)
-    paths = notebook_paths(args.paths)
+    keyed = keyed_paths(args.paths)
+    if args.shard is not None:
+        keyed = [(path, key) for path, key in keyed if args.shard.holds(key)]
+        print(f"shard {args.shard}: {len(keyed)} notebooks", file=sys.stderr, flush=True)
+    paths = [path for path, _ in keyed]
+    started = time.perf_counter()
     needed = [Path(__file__).resolve(), Path(sys.prefix).resolve(), Path(sys.executable).resolve()]
     hide = sorted(
         folder
@@ -132,28 +212,11 @@ def grade_batch(args) -> int:
             )
     grades = [results[path] for path in paths]
     print(score_table(grades))
-    if args.json:
-        Path(args.json).write_text(to_json(grades), encoding="utf-8")
-    if args.junit:
-        Path(args.junit).write_text(to_junit(grades), encoding="utf-8")
-    if args.csv:
-        Path(args.csv).write_text(to_csv(grades), encoding="utf-8")
-    if args.per_student:
-        folder = Path(args.per_student)
-        folder.mkdir(parents=True, exist_ok=True)
-        for grade in grades:
-            (folder / f"{Path(grade.path).stem}.json").write_text(
-                to_json([grade]), encoding="utf-8"
-            )
+    keys = [key for _, key in keyed]
+    write_reports(grades, keys, args, args.shard, time.perf_counter() - started)
     return exit_status(grades)
 
 
 def notebook_paths(paths: list[str]) -> list[str]:
     """The notebooks to grade: each path as given, a folder's ``*.ipynb`` files sorted."""
-    found = []
-    for path in paths:
-        if Path(path).is_dir():
-            found.extend(str(p) for p in sorted(Path(path).glob("*.ipynb")))
-        else:
-            found.append(path)
-    return found
+    return [path for path, _ in keyed_paths(paths)]

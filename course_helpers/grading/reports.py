@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from pathlib import Path
 
 from course_helpers.grading.grade import NotebookGrade
 
@@ -31,10 +32,18 @@ def score_table(grades: list[NotebookGrade]) -> str:
     return "\n".join(lines)
 
 
-def to_json(grades: list[NotebookGrade]) -> str:
+def to_json(grades: list[NotebookGrade], keys: list[str] | None = None, shard=None) -> str:
+    """The full report: every notebook and exercise, and which shard of which split this run
+    was (``grade merge`` reads these back; see ``grading.shards``). ``keys`` are the
+    submissions' shard keys, by default their file names."""
+    from course_helpers.grading.shards import report_header
+
+    keys = keys if keys is not None else [Path(nb.path).name for nb in grades]
     data = {
+        **report_header(shard),
         "notebooks": [
-            {**asdict(nb), "score": nb.score, "max_score": nb.max_score} for nb in grades
+            {**asdict(nb), "key": key, "score": nb.score, "max_score": nb.max_score}
+            for nb, key in zip(grades, keys, strict=True)
         ],
         "score": sum(nb.score for nb in grades),
         "max_score": sum(nb.max_score for nb in grades),
