@@ -13,7 +13,7 @@ TORCH  := torch==2.13.0
 export OMP_NUM_THREADS ?= 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: lab test setup build lint unit nbval browser bench lock doctor clean
+.PHONY: lab test setup build lint unit nbval browser bench gpu-check lock doctor clean
 
 # The server's root is the repository (not notebooks/), so the links from lessons to
 # ../exercises/ and ../solutions/ and the README's course map all open in JupyterLab.
@@ -63,6 +63,11 @@ browser: setup
 
 bench: setup
 	$(BIN)/python benchmarks/run_all.py
+
+# On a CUDA machine (docs/gpu.md): nbval, unit tests and the lesson 11/13 demonstrations with
+# the GPU, and one table of the results. Without a CUDA device it says so and runs nothing.
+gpu-check: setup
+	$(BIN)/python benchmarks/gpu_check.py $(GPU_CHECK_ARGS)
 
 doctor: setup
 	$(BIN)/python -m course_helpers doctor

@@ -1,7 +1,8 @@
 """Method checks: does the learner's code use the method the task prescribes?
 
 An exercise declares what it forbids or requires (``Exercise.forbid`` / ``Exercise.require``,
-patterns such as ``"attr:data"``, ``"call:detach"``, ``"call:squeeze()"``, ``"with:no_grad"``)
+patterns such as ``"attr:data"``, ``"call:detach"``, ``"call:squeeze()"``, ``"with:no_grad"``,
+``"op:matmul"`` for the ``@`` operator)
 and whether it must build no autograd graph (``Exercise.must_build_no_graph``).
 
 :func:`inspect_answer` runs in the learner's kernel (called by ``collect``): it reads the code
@@ -33,6 +34,14 @@ WHY = {
         "example needs: name the dim, e.g. `.squeeze(1)`."
     ),
     "with:no_grad": "the task asks for a `with torch.no_grad():` block, and your code has none.",
+    # integer matrix products: the CPU has them, CUDA does not (torch 2.x)
+    **dict.fromkeys(
+        ("op:matmul", "call:matmul", "call:mm"),
+        "the task asks for a column and a row combined by broadcasting (`*`), not for a "
+        "matrix product. On integer tensors a matrix product runs on the CPU only: PyTorch has "
+        "no CUDA kernel for it (`\"addmm_cuda\" not implemented for 'Long'`), so this cell "
+        "would stop on a GPU. `*` with broadcasting builds the table on every device.",
+    ),
     "call:arange": (
         "the task asks you to make the numbers with `torch.arange`: numbers typed by hand "
         "give the same grid here but do not scale to a grid of a thousand."
@@ -40,9 +49,13 @@ WHY = {
 }
 
 
+KINDS = ("attr", "call", "with", "op")
+_OPERATORS = {"matmul": ast.MatMult}  # op:NAME -> the ast operator it names
+
+
 def valid_pattern(pattern: str) -> bool:
     kind, _, name = pattern.partition(":")
-    return kind in ("attr", "call", "with") and bool(name)
+    return kind in KINDS and bool(name)
 
 
 def wants_inspection(exercise) -> bool:
@@ -126,6 +139,8 @@ def _shown(pattern: str) -> str:
         return f"`.{name}`"
     if kind == "call":
         return f"`.{name}`" if name.endswith(")") else f"`.{name}()`"
+    if kind == "op":
+        return {"matmul": "`@`"}.get(name, f"the `{name}` operator")
     return f"`with torch.{name}()`"
 
 
@@ -152,6 +167,13 @@ def _matches(node: ast.AST, pattern: str) -> bool:
     if kind == "with":
         return isinstance(node, (ast.With, ast.AsyncWith)) and any(
             name in ast.unparse(item.context_expr) for item in node.items
+        )
+    if kind == "op":  # a @ b, and a @= b
+        operator = _OPERATORS.get(name)
+        return (
+            operator is not None
+            and isinstance(node, (ast.BinOp, ast.AugAssign))
+            and isinstance(node.op, operator)
         )
     return False
 

@@ -76,7 +76,7 @@ class Exercise:
     # by-hand / prediction exercises: False = feedback says how far off, never the expected values
     reveal_values: bool = True
     # method checks (checking.method_checks): code patterns the task forbids / requires,
-    # e.g. forbid=("attr:data", "call:squeeze()"), require=("with:no_grad",)
+    # e.g. forbid=("attr:data", "call:squeeze()", "op:matmul"), require=("with:no_grad",)
     forbid: tuple[str, ...] = ()
     require: tuple[str, ...] = ()
     # the task must record no autograd graph at all (a detached result is not enough)
@@ -100,11 +100,11 @@ class Exercise:
         if self.kind == "function" and self.cases is None:
             raise ValueError(f"exercise {self.id}: a function exercise needs cases=")
         patterns = tuple(self.forbid) + tuple(self.require)
-        bad = [p for p in patterns if p.partition(":")[0] not in ("attr", "call", "with")]
+        bad = [p for p in patterns if p.partition(":")[0] not in ("attr", "call", "with", "op")]
         if isinstance(self.forbid, str) or isinstance(self.require, str) or bad:
             raise ValueError(
                 f"exercise {self.id}: forbid/require should be tuples of 'attr:NAME', "
-                f"'call:NAME' or 'with:NAME' patterns, not {bad or patterns!r}"
+                f"'call:NAME', 'with:NAME' or 'op:NAME' patterns, not {bad or patterns!r}"
             )
         if self.context not in ("", "no_graph", "keep_graph", "many_inputs"):
             raise ValueError(

@@ -157,6 +157,11 @@ def test_relu_fix_data_fails_and_the_solution_passes(code, passes):
         ("w.data.mul_(2)", "attr:data", True),
         ("with torch.no_grad():\n    y = x", "with:no_grad", True),
         ("with torch.enable_grad():\n    y = x", "with:no_grad", False),
+        ("y = a @ b", "op:matmul", True),
+        ("a @= b", "op:matmul", True),
+        ("y = a * b", "op:matmul", False),
+        ("y = torch.matmul(a, b)", "call:matmul", True),
+        ("y = a.mm(b)", "call:mm", True),
     ],
 )
 def test_patterns(source, pattern, found):
@@ -182,3 +187,17 @@ def test_a_missing_required_method_is_named_only_when_the_values_are_right():
     assert judge(ex, right).status == "failed"
     assert judge(ex, wrong).status == "failed"
     assert "torch.arange" not in judge(ex, wrong).message
+
+
+TIMES_TABLE_MATMUL = "n = torch.arange(1, 6)\nanswer = n[:, None] @ n[None, :]\n"
+TIMES_TABLE_BROADCAST = "n = torch.arange(1, 6)\nanswer = n[:, None] * n[None, :]\n"
+
+
+def test_an_integer_matrix_product_is_not_accepted_for_the_times_table():
+    # right values on the CPU, but CUDA has no integer matmul: the cell would fail on a GPU
+    result = check_answer_cell("04.times_table", TIMES_TABLE_MATMUL, {"torch": torch})
+    assert result.status == "failed"
+    assert "The values are right, but not the way the task asks" in result.message
+    assert "Your code uses `@`" in result.message
+    assert "\"addmm_cuda\" not implemented for 'Long'" in result.message
+    assert check_answer_cell("04.times_table", TIMES_TABLE_BROADCAST, {"torch": torch}).passed

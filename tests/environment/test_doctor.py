@@ -3,6 +3,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from machine import expected_device, release
+
 from course_helpers.environment import doctor
 
 
@@ -16,12 +18,28 @@ def test_report_is_accurate_on_this_machine():
     import torch
 
     found = _by_name()
-    assert found["torch"].detail == torch.__version__
+    # the installed package's version; torch.__version__ may add a local tag (+cu130, +cpu)
+    assert release(found["torch"].detail) == release(torch.__version__)
     assert found["CUDA"].detail.startswith("available" if torch.cuda.is_available() else "not")
-    assert found["course device"].detail.startswith(
-        str(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
-    )
+    assert found["course device"].detail.split(" ", 1)[0] == expected_device()
     assert found["graphviz dot"].ok == (shutil.which("dot") is not None)
+
+
+def test_versions_are_compared_without_their_local_tag():
+    # what a CUDA wheel from PyPI reports: metadata 2.11.0, torch.__version__ 2.11.0+cu130
+    assert release("2.11.0+cu130") == release("2.11.0") == "2.11.0"
+    assert release("2.13.0+cpu") != release("2.11.0+cpu")
+
+
+def test_a_gpu_is_reported_with_its_name_and_chosen(monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # a GPU machine, simulated
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda index=0: "NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(torch.version, "cuda", "13.0")
+    found = _by_name()
+    assert found["CUDA"].detail == "available: NVIDIA H100 80GB HBM3 (CUDA 13.0)"
+    assert found["course device"].detail == "cuda (a CUDA GPU is available)"
 
 
 def test_missing_dot_is_a_note_with_the_install_fix(monkeypatch):

@@ -3,8 +3,10 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 import torch
 from answer_cells import run_in_kernel
+from machine import expected_device
 
 from course_helpers import cpu_generator, setup_notebook
 
@@ -19,6 +21,16 @@ def test_setup_seeds_every_generator():
 
 
 def test_setup_returns_the_course_device_and_prints_nothing(capsys):
+    # CUDA on a GPU machine, the CPU on a machine without one (COURSE_DEVICE is unset here)
+    assert setup_notebook() == torch.device(expected_device())
+    assert capsys.readouterr() == ("", "")
+
+
+def test_setup_picks_a_gpu_that_torch_sees_and_the_cpu_when_asked(monkeypatch, capsys):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # a GPU machine, simulated
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert setup_notebook() == torch.device("cuda")
+    monkeypatch.setenv("COURSE_DEVICE", "cpu")
     assert setup_notebook() == torch.device("cpu")
     assert capsys.readouterr() == ("", "")
 
@@ -53,8 +65,14 @@ def test_public_names_resolve():
         assert callable(getattr(course_helpers, name))
 
 
-def test_an_unavailable_course_device_warns_once_and_continues_on_the_cpu(monkeypatch, capsys):
+@pytest.mark.parametrize("gpus", [None, 1], ids=["this machine", "a machine with one GPU"])
+def test_an_unavailable_course_device_warns_once_and_continues_on_the_cpu(
+    gpus, monkeypatch, capsys
+):
     # cuda:99 is missing on every machine: no CUDA at all, or fewer than 100 GPUs
+    if gpus is not None:
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+        monkeypatch.setattr(torch.cuda, "device_count", lambda: gpus)
     monkeypatch.setenv("COURSE_DEVICE", "cuda:99")
     assert setup_notebook() == torch.device("cpu")
     out, err = capsys.readouterr()

@@ -106,14 +106,17 @@ EXERCISES = [
             "c": "torch.tensor([0, 2, 1, 0]).half()",
         },
         explanations={
-            "a": "float32 class indices are rejected: 'expected target dtype to be Long or "
-            "Byte, but got Float'.",
+            "a": "float32 class indices are rejected. On the CPU: RuntimeError: expected "
+            "target dtype to be Long or Byte, but got Float. On CUDA: NotImplementedError: "
+            "\"nll_loss_forward_reduce_cuda_kernel_2d_index\" not implemented for 'Float'.",
             "c": ".half() makes float16 labels, which are rejected like float32 ones.",
         },
         hints=(
             "Class indices must be int64 (torch.long): cross_entropy refuses float "
-            "targets and also int32 ones ('expected target dtype to be Long or Byte, "
-            "but got Int').",
+            "targets and also int32 ones. The message depends on the device. On the CPU: "
+            "RuntimeError: expected target dtype to be Long or Byte, but got Float (or Int). "
+            "On CUDA, for float labels: NotImplementedError: "
+            "\"nll_loss_forward_reduce_cuda_kernel_2d_index\" not implemented for 'Float'.",
             "Which option gives int64, the dtype torch.tensor picks for Python ints?",
             "Only one option is made from Python ints and left unconverted; that one is int64.",
         ),

@@ -1,0 +1,72 @@
+"""Lesson 13's hang demonstration shows the timeout however late a rank starts."""
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from course_helpers.environment import rank_launcher
+
+ROOT = Path(__file__).resolve().parents[2]
+LESSON = ROOT / "notebooks" / "13_distributed_data_parallel.ipynb"
+
+
+def _cells():
+    return [
+        "".join(cell["source"])
+        for cell in json.loads(LESSON.read_text())["cells"]
+        if cell["cell_type"] == "code"
+    ]
+
+
+def _hang_script() -> str:
+    (cell,) = [c for c in _cells() if c.startswith("%%writefile hang.py\n")]
+    return cell.split("\n", 1)[1]
+
+
+def _stored_message() -> str:
+    nb = json.loads(LESSON.read_text())
+    (cell,) = [
+        c
+        for c in nb["cells"]
+        if c["cell_type"] == "code"
+        and "hang.txt" in "".join(c["source"])
+        and "read_text" in "".join(c["source"])
+    ]
+    return "".join(cell["outputs"][0]["text"]).strip()
+
+
+# rank 1 starts its script 2 s after rank 0 (a slow machine, a busy disk): the lesson's
+# script must still meet, and rank 0 must still see the collective time out
+LATE_START = textwrap.dedent(
+    """
+    import os, runpy, sys, time
+    if os.environ["RANK"] == "1":
+        time.sleep(2)
+    sys.argv = [sys.argv[1], *sys.argv[2:]]
+    runpy.run_path(sys.argv[0], run_name="__main__")
+    """
+)
+
+
+@pytest.mark.parametrize("late", [False, True], ids=["together", "rank 1 starts 2 s late"])
+def test_the_hang_demonstration_shows_the_timeout(late, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    hang = tmp_path / "hang.py"
+    hang.write_text(_hang_script())
+    if late:
+        wrapper = tmp_path / "late.py"
+        wrapper.write_text(LATE_START)
+        run = rank_launcher.launch(wrapper, [hang, tmp_path / "hang.txt"], timeout=120)
+    else:
+        run = rank_launcher.launch(hang, [tmp_path / "hang.txt"], timeout=120)
+    logs = [log.read_text() for log in run.logs]
+    assert not run.timed_out, logs
+    assert (tmp_path / "hang.txt").exists(), logs
+    message = (tmp_path / "hang.txt").read_text().strip()
+    assert (
+        message
+        == _stored_message()
+        == ("RuntimeError: Timed out waiting 1000ms for recv operation to complete")
+    )
