@@ -196,6 +196,54 @@ def test_lesson_02_names_every_form_of_the_message():
     assert "torch 2.11" in prose and "NotImplementedError" in prose
 
 
+ERRORS_ELSEWHERE = {
+    "torch 2.11, CPU": RuntimeError("expected scalar type Long but found Float"),
+    "torch 2.13 and 2.14, CPU": RuntimeError(
+        "expected target dtype to be Long or Byte, but got Float"
+    ),
+    "CUDA": NotImplementedError(
+        "\"nll_loss_forward_reduce_cuda_kernel_2d_index\" not implemented for 'Float'"
+    ),
+}
+
+
+@pytest.mark.parametrize("where", ERRORS_ELSEWHERE)
+@pytest.mark.parametrize(
+    ("folder", "marker"),
+    [("notebooks", "def refused("), ("solutions", "raw_labels = torch.tensor(")],
+)
+def test_compared_float_labels_cell_prints_the_same_whatever_error_is_raised(
+    folder, marker, where, capsys
+):
+    """Run lesson 02's compared cell with each machine's error: the stored output holds."""
+    import types
+
+    import torch
+    import torch.nn.functional as real_F
+
+    def cross_entropy(logits, target):
+        if target.is_floating_point():
+            raise ERRORS_ELSEWHERE[where]
+        return real_F.cross_entropy(logits, target)
+
+    path = ROOT / folder / "02_dtype_and_device.ipynb"
+    (cell,) = [
+        c for c in _cells(path) if c["cell_type"] == "code" and marker in "".join(c["source"])
+    ]
+    namespace = {
+        "F": types.SimpleNamespace(cross_entropy=cross_entropy),
+        "torch": torch,
+        "device": torch.device("cpu"),
+        "cpu_generator": lambda seed: torch.Generator().manual_seed(seed),
+        "logits": torch.randn(4, 3, generator=torch.Generator().manual_seed(0)),
+        "float_labels": torch.tensor([0.0, 2.0, 1.0, 0.0]),
+    }
+    exec("".join(cell["source"]), namespace)
+    stored = "".join("".join(o["text"]) for o in cell["outputs"] if o["output_type"] == "stream")
+    assert "refused" in stored
+    assert capsys.readouterr().out == stored
+
+
 # ---- 3. last digits of long trainings' float prints
 
 
