@@ -138,8 +138,8 @@ RULES: tuple[SanitizerRule, ...] = (
         r"<module '__main__' \(<class '_frozen_importlib\.BuiltinImporter'>\)>",
         "<module '__main__' (built-in)>",
         "Python 3.12 changed the repr of a built-in module such as a fresh interpreter's "
-        "__main__: Python 3.11 writes <module '__main__' (built-in)>, 3.12 and later name "
-        "the loader's class. Lesson 13 shows that unpickling a notebook function fails in a "
+        "__main__: Python 3.11 writes <module '__main__' (built-in)>, 3.12 names the "
+        "loader's class. Lesson 13 shows that unpickling a notebook function fails in a "
         "child process because the child's __main__ has no such attribute; both forms say "
         "that.",
         (
