@@ -9,11 +9,15 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.course-installed
 CONSTRAINTS := requirements/constraints.txt
-TORCH  := torch==2.13.0
+# The pinned torch of .venv/ (and of the lock file).
+TORCH_PIN := torch==2.13.0
+# The compatibility lane's torch: `make test-compat TORCH=2.14.1` (any version in pyproject's range).
+TORCH  ?= 2.14.1
+COMPAT_VENV := .venv-compat-$(TORCH)
 export OMP_NUM_THREADS ?= 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: lab test setup build lint unit nbval browser bench gpu-check lock doctor clean
+.PHONY: lab test test-compat setup build lint unit nbval browser bench gpu-check lock doctor clean
 
 # The server's root is the repository (not notebooks/), so the links from lessons to
 # ../exercises/ and ../solutions/ and the README's course map all open in JupyterLab.
@@ -34,14 +38,14 @@ test: setup lint
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10 or newer is needed (found " + sys.version.split()[0] + ")")'
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (found " + sys.version.split()[0] + ")")'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	@if $(BIN)/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then \
 		$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e '.[test]'; \
 	else \
-		echo "note: the lock file was made on Python 3.11; installing from pyproject ranges with $(TORCH)"; \
-		$(BIN)/python -m pip install --quiet '$(TORCH)' -e '.[test]'; \
+		echo "note: the lock file was made on Python 3.11; installing from pyproject ranges with $(TORCH_PIN)"; \
+		$(BIN)/python -m pip install --quiet '$(TORCH_PIN)' -e '.[test]'; \
 	fi
 	touch $(STAMP)
 
@@ -72,13 +76,34 @@ gpu-check: setup
 doctor: setup
 	$(BIN)/python -m course_helpers doctor
 
+# Compatibility lane: nbval over every lesson and solution plus the unit tests (not the
+# browser ones, not lint) under another torch, in a virtual environment of its own,
+# .venv-compat-<version>/, made once and kept. Every other package is the lock file's pin
+# (on Python 3.11; elsewhere pyproject's ranges), so only torch differs from `make test`.
+# `make test-compat TORCH=2.14.1` is what CI runs; instructors can name any version.
+test-compat: $(COMPAT_VENV)/.course-installed
+	$(COMPAT_VENV)/bin/python -c 'import sys, torch; v = torch.__version__; sys.exit(0 if "$(TORCH)" in (v, v.split("+")[0]) else f"$(COMPAT_VENV) has torch {v}, not $(TORCH)")'
+	$(COMPAT_VENV)/bin/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder -p no:cacheprovider -rs \
+		-m "not browser" --nbval tests notebooks solutions $(PYTEST_ARGS)
+
+$(COMPAT_VENV)/.course-installed: pyproject.toml $(CONSTRAINTS)
+	test -x $(COMPAT_VENV)/bin/python || $(PYTHON) -m venv $(COMPAT_VENV)
+	$(COMPAT_VENV)/bin/python -m pip install --quiet --upgrade pip
+	grep -v '^torch==' $(CONSTRAINTS) > $(COMPAT_VENV)/constraints-without-torch.txt
+	@if $(COMPAT_VENV)/bin/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then \
+		$(COMPAT_VENV)/bin/python -m pip install --quiet -c $(COMPAT_VENV)/constraints-without-torch.txt 'torch==$(TORCH)' -e '.[test]'; \
+	else \
+		$(COMPAT_VENV)/bin/python -m pip install --quiet 'torch==$(TORCH)' -e '.[test]'; \
+	fi
+	touch $@
+
 # Re-pin: install from pyproject ranges into a scratch venv and freeze it.
 lock:
 	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
-	.lock-venv/bin/pip install --quiet '$(TORCH)' -e '.[test]'
+	.lock-venv/bin/pip install --quiet '$(TORCH_PIN)' -e '.[test]'
 	echo "# Pinned, tested versions for 'make lab' / 'make test' (Python 3.11). Regenerate with 'make lock'." > $(CONSTRAINTS)
 	.lock-venv/bin/pip freeze --exclude-editable | grep -v '^-e' | sed 's/+cpu//' >> $(CONSTRAINTS)
 	rm -rf .lock-venv
 
 clean:
-	rm -rf $(VENV) build .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-compat-* build .pytest_cache .ruff_cache

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 # distribution name -> (needed by the course?, fix when missing)
 PACKAGES = {
-    "torch": (True, "pip install 'torch>=2.2' (or run `make lab`)"),
+    "torch": (True, "pip install 'torch>=2.11,<2.15' (or run `make lab`)"),
     "numpy": (True, "pip install numpy"),
     "matplotlib": (True, "pip install matplotlib"),
     "ipywidgets": (True, "pip install ipywidgets"),
@@ -136,13 +136,19 @@ def findings() -> list[Finding]:
     result = [
         Finding(
             "python",
-            sys.version_info >= (3, 10),
+            sys.version_info >= (3, 11),
             platform.python_version(),
-            "use Python 3.10 or newer",
+            "use Python 3.11 or newer",
         )
     ]
     for dist, (required, fix) in PACKAGES.items():
         version = _version(dist)
+        if dist == "torch" and version:
+            # torch's own string names the build (2.14.1+cu130, 2.13.0+cpu); the metadata of
+            # PyPI's CUDA wheels says only 2.14.1
+            import torch
+
+            version = torch.__version__
         result.append(Finding(dist, version is not None, version or "not installed", fix, required))
     if _version("torch"):
         import torch

@@ -16,20 +16,27 @@ It makes ``pytest --nbval`` runs of the course hermetic and strict:
 - a picture's ``text/html`` form carries the same SVG as an ``<img>`` data URL (with its
   text form in a ``<details>`` element under it): the base64 SVG (and any inline
   ``<svg>…</svg>``) is blanked before comparing; the rest of the HTML is compared;
-- PyTorch names a tensor's legacy type in some error messages
-  (``[torch.FloatTensor [3]]`` on the CPU, ``[torch.cuda.FloatTensor [3]]`` on a GPU), so
-  ``torch.cuda.XTensor`` is compared as ``torch.XTensor``. The rest of the message is compared.
+- text that differs between supported machines, torch and Python versions while meaning the
+  same is normalised by the rules in ``RULES`` (``SANITIZERS`` is their pattern table, the form
+  nbval takes). Each rule says why it exists and carries the texts it must make equal; the rest
+  of every output is compared. What a rule cannot make equal is designed out of the lesson
+  instead: rounded prints, or the raw text in a cell tagged ``nbval-ignore-output`` with a
+  compared check beside it (README, "When your torch differs").
 """
 
 from __future__ import annotations
 
 import os
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 __all__ = [
+    "RULES",
     "SANITIZERS",
+    "SanitizerRule",
     "pytest_collectstart",
     "pytest_configure",
     "pytest_report_header",
@@ -49,14 +56,104 @@ def pytest_configure(config):
 
 def pytest_report_header(config):
     forked = getattr(config, "course_forked_kernels", False)
-    return "course kernels: " + ("forked from a template" if forked else "fresh processes")
+    lines = ["course kernels: " + ("forked from a template" if forked else "fresh processes")]
+    try:  # which torch the stored outputs are compared under (the compatibility lane's point)
+        from importlib.metadata import version
+
+        lines.append(f"course versions: torch {version('torch')}, Python {sys.version.split()[0]}")
+    except Exception:  # a header must never stop the run
+        pass
+    return lines
 
 
-SANITIZERS = {
-    r"torch\.cuda\.(\w+Tensor)\b": r"torch.\1",
-    r"<svg[\s\S]*?</svg>": "<svg/>",
-    r"data:image/svg\+xml;base64,[A-Za-z0-9+/=]+": "data:image/svg+xml;base64,...",
-}
+@dataclass(frozen=True)
+class SanitizerRule:
+    """One normalisation nbval applies to stored and fresh outputs before comparing them.
+
+    ``examples`` pairs a text one supported setup prints with the text the stored outputs
+    (torch 2.13, Python 3.11, CPU) have; tests/testing/test_pytest_plugin.py checks that the
+    rule makes every pair equal and leaves the canonical text as it is.
+    """
+
+    pattern: str
+    replacement: str
+    reason: str
+    examples: tuple[tuple[str, str], ...] = ()
+
+
+RULES: tuple[SanitizerRule, ...] = (
+    SanitizerRule(
+        r"torch\.cuda\.(\w+Tensor)\b",
+        r"torch.\1",
+        "PyTorch names a tensor's legacy type in some autograd errors: torch.FloatTensor on "
+        "the CPU, torch.cuda.FloatTensor on a GPU. The lessons teach the shape and the "
+        "version counter in that message, which are the same on both.",
+        (
+            (
+                "[torch.cuda.FloatTensor [3]], which is output 0 of Sigmoid",
+                "[torch.FloatTensor [3]], which is output 0 of Sigmoid",
+            ),
+        ),
+    ),
+    SanitizerRule(
+        r"<svg[\s\S]*?</svg>",
+        "<svg/>",
+        "An inline SVG graph picture depends on which Graphviz build (or the built-in "
+        "layout) drew it; the picture's text form beside it, which lists every node and "
+        "edge, is compared instead.",
+    ),
+    SanitizerRule(
+        r"data:image/svg\+xml;base64,[A-Za-z0-9+/=]+",
+        "data:image/svg+xml;base64,...",
+        "The same SVG picture embedded as an <img> data URL in HTML output.",
+    ),
+    SanitizerRule(
+        r"\b([Oo]utput \d+ of )([A-Z]\w*?)Backward\d+\b",
+        r"\1\2",
+        "Autograd errors name the node that produced a saved or viewed tensor. torch 2.13 "
+        "and 2.14 write the operation (output 0 of Tanh, Output 0 of Split); torch 2.11 "
+        "writes the node's class (output 0 of TanhBackward0, Output 0 of SplitBackward0). "
+        "Both name the same operation, which is what the lessons teach to read; the rest of "
+        "the message (shape, versions, hint) is still compared.",
+        (
+            (
+                "which is output 0 of TanhBackward0, is at version 1; expected version 0",
+                "which is output 0 of Tanh, is at version 1; expected version 0",
+            ),
+            (
+                "Output 0 of SplitBackward0 is a view and is being modified inplace.",
+                "Output 0 of Split is a view and is being modified inplace.",
+            ),
+            ("which is output 0 of MulBackward0, is", "which is output 0 of Mul, is"),
+            ("which is output 0 of ExpBackward0, is", "which is output 0 of Exp, is"),
+            ("which is output 0 of SigmoidBackward0, is", "which is output 0 of Sigmoid, is"),
+            (
+                "which is output 0 of AsStridedBackward0, is",
+                "which is output 0 of AsStrided, is",
+            ),
+            ("Output 0 of UnbindBackward0 is a view", "Output 0 of Unbind is a view"),
+        ),
+    ),
+    SanitizerRule(
+        r"<module '__main__' \(<class '_frozen_importlib\.BuiltinImporter'>\)>",
+        "<module '__main__' (built-in)>",
+        "Python 3.12 changed the repr of a built-in module such as a fresh interpreter's "
+        "__main__: Python 3.11 writes <module '__main__' (built-in)>, 3.12 names the "
+        "loader's class. Lesson 13 shows that unpickling a notebook function fails in a "
+        "child process because the child's __main__ has no such attribute; both forms say "
+        "that.",
+        (
+            (
+                "AttributeError: Can't get attribute 'train' on <module '__main__' "
+                "(<class '_frozen_importlib.BuiltinImporter'>)>",
+                "AttributeError: Can't get attribute 'train' on <module '__main__' (built-in)>",
+            ),
+        ),
+    ),
+)
+
+# The form nbval takes: pattern -> replacement, applied in this order.
+SANITIZERS = {rule.pattern: rule.replacement for rule in RULES}
 
 
 def pytest_collectstart(collector):

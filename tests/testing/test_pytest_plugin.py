@@ -1,4 +1,4 @@
-"""The course's nbval settings: what is compared, and the one sanitizer."""
+"""The course's nbval settings: what is compared, and the sanitizers."""
 
 import os
 import re
@@ -19,8 +19,8 @@ def _sanitize(text: str) -> str:
 
 
 def test_cuda_tensor_type_names_compare_equal_to_cpu_ones():
-    cpu = "output 0 of ... [torch.FloatTensor [3]], which is output 0 of ReluBackward0"
-    gpu = "output 0 of ... [torch.cuda.FloatTensor [3]], which is output 0 of ReluBackward0"
+    cpu = "output 0 of ... [torch.FloatTensor [3]], which is output 0 of Relu"
+    gpu = "output 0 of ... [torch.cuda.FloatTensor [3]], which is output 0 of Relu"
     assert _sanitize(gpu) == _sanitize(cpu) == cpu
     assert _sanitize("[torch.cuda.LongTensor [2, 3]]") == "[torch.LongTensor [2, 3]]"
 
@@ -85,6 +85,22 @@ PROBES = {
     # a lesson in notebooks/ is not strict, even when the checkout sits under ".../solutions/";
     # and progress stays off even when the learner turned it on in their shell
     "solutions/course/notebooks/env.ipynb": (ENV_SOURCE, _stream("0 off\n")),
+    # stored under torch 2.11 / Python 3.12, run under torch 2.13 / Python 3.11 (issue 26)
+    "torch_2_11_node_name.ipynb": (
+        "print('[torch.FloatTensor [2]], which is output 0 of Tanh, is at version 1')",
+        _stream("[torch.FloatTensor [2]], which is output 0 of TanhBackward0, is at version 1\n"),
+    ),
+    "torch_2_11_other_node.ipynb": (
+        "print('[torch.FloatTensor [2]], which is output 0 of Tanh, is at version 1')",
+        _stream("[torch.FloatTensor [2]], which is output 0 of ExpBackward0, is at version 1\n"),
+    ),
+    "python_3_12_main_module.ipynb": (
+        "print(\"Can't get attribute 'train' on <module '__main__' (built-in)>\")",
+        _stream(
+            "Can't get attribute 'train' on "
+            "<module '__main__' (<class '_frozen_importlib.BuiltinImporter'>)>\n"
+        ),
+    ),
 }
 
 
@@ -128,3 +144,10 @@ def test_svg_is_not_compared_but_its_text_form_is(outcomes):
 
 def test_kernel_env_matches_the_build_even_under_a_folder_named_solutions(outcomes):
     assert outcomes["solutions/course/notebooks/env.ipynb"] == "passed"
+
+
+def test_nbval_applies_the_version_rules(outcomes):
+    assert outcomes["torch_2_11_node_name.ipynb"] == "passed"
+    assert outcomes["python_3_12_main_module.ipynb"] == "passed"
+    # the rule drops only the class suffix: another node is still a difference
+    assert outcomes["torch_2_11_other_node.ipynb"] == "failed"
