@@ -33,6 +33,10 @@ WHY = {
         "example needs: name the dim, e.g. `.squeeze(1)`."
     ),
     "with:no_grad": "the task asks for a `with torch.no_grad():` block, and your code has none.",
+    "with:no_grad|inference_mode": (
+        "the task asks for a block that records no graph, `with torch.no_grad():` (or "
+        "`with torch.inference_mode():`), and your code has none."
+    ),
     "call:arange": (
         "the task asks you to make the numbers with `torch.arange`: numbers typed by hand "
         "give the same grid here but do not scale to a grid of a thousand."
@@ -126,7 +130,7 @@ def _shown(pattern: str) -> str:
         return f"`.{name}`"
     if kind == "call":
         return f"`.{name}`" if name.endswith(")") else f"`.{name}()`"
-    return f"`with torch.{name}()`"
+    return " or ".join(f"`with torch.{alternative}()`" for alternative in name.split("|"))
 
 
 def uses(tree: ast.AST, patterns) -> set[str]:
@@ -149,9 +153,11 @@ def _matches(node: ast.AST, pattern: str) -> bool:
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             return False
         return node.func.attr == method and (not bare or not (node.args or node.keywords))
-    if kind == "with":
+    if kind == "with":  # "with:a|b": either context manager
         return isinstance(node, (ast.With, ast.AsyncWith)) and any(
-            name in ast.unparse(item.context_expr) for item in node.items
+            alternative in ast.unparse(item.context_expr)
+            for item in node.items
+            for alternative in name.split("|")
         )
     return False
 

@@ -26,10 +26,24 @@ def conceal(exercise, answer: Any, verdict: dx.Diagnosis) -> dx.Diagnosis:
     exp = _as_tensor(dx.describe(exercise.reference))
     if got is None or exp is None or got.shape != exp.shape:
         # wrong kind or shape: those messages name no values, unless one slipped in
-        return verdict if not _names_any(verdict.message, exp) else dx.failed(HOW_TO_CONTINUE)
+        if not _names_any(verdict.message, exp):
+            return verdict
+        if dx.kind_of(answer) in ("ndarray", "numpy_scalar"):  # say what the answer is
+            return dx.failed(
+                f"Your answer is {dx.python_type_name(answer)}, not a tensor: convert it with "
+                f"torch.tensor(...). {HOW_TO_CONTINUE}"
+            )
+        return dx.failed(HOW_TO_CONTINUE)
     first = ""
     if dx.kind_of(answer) == "tensor" and answer["dtype"] != str(exp.dtype).removeprefix("torch."):
         first = verdict.message.split(":", 1)[0] + ". "  # "Your answer has dtype X but Y ..."
+    elif (
+        dx.kind_of(answer) in ("ndarray", "numpy_scalar", "number")
+        and dx.kind_of(dx.describe(exercise.reference)) == "tensor"
+    ):  # name the type the answer has (the values may well be right)
+        numpy = type(answer).__module__ == "numpy"  # np.float64 is a float, kept as it is
+        kind = f"a NumPy {type(answer).__name__}" if numpy else dx.python_type_name(answer)
+        first = f"Your answer is {kind}, but a tensor is expected: wrap it with torch.tensor(...). "
     found = how_far_off(got, exp, exercise.rtol, exercise.atol)
     return dx.failed(first + found + " " + HOW_TO_CONTINUE)
 
@@ -48,6 +62,13 @@ def how_far_off(got, exp, rtol: float | None = None, atol: float | None = None) 
     parts = []
     if total > 1:
         parts.append(f"{wrong} of {total} values differ from the expected ones.")
+    odd = int((~torch.isfinite(g)).sum())
+    if odd:  # name it: a NaN or inf is no "larger or smaller" than a number
+        which = "is NaN or infinite" if odd == 1 else "are NaN or infinite"
+        parts.append(
+            f"{odd} of your values {which} (e.g. from 0/0, or a placeholder such as "
+            "float('nan')): put the number you worked out there."
+        )
     finite = bool(torch.isfinite(g).all()) and bool(torch.isfinite(e).all())
     if finite and bool((e != 0).any()):
         factor = float((g * e).sum() / (e * e).sum())

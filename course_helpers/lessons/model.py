@@ -75,6 +75,9 @@ class Exercise:
     explanations: Mapping[str, str] = field(default_factory=dict)
     # by-hand / prediction exercises: False = feedback says how far off, never the expected values
     reveal_values: bool = True
+    # value: the task asks for numbers, not a dtype: any floating dtype with the right values
+    # passes (e.g. a by-hand answer built in float64)
+    any_float_dtype: bool = False
     # method checks (checking.method_checks): code patterns the task forbids / requires,
     # e.g. forbid=("attr:data", "call:squeeze()"), require=("with:no_grad",)
     forbid: tuple[str, ...] = ()

@@ -132,6 +132,7 @@ EXERCISES = [
         lesson=LESSON,
         kind="value",
         reveal_values=False,
+        any_float_dtype=True,  # the task asks for two numbers: float64 is right too
         build_reference=_hand_chain_rule,
         hints=(
             "Write f = a**2 * b + b and differentiate with respect to a, then with respect to b.",

@@ -221,6 +221,7 @@ EXERCISES = [
         lesson=LESSON,
         kind="value",
         reveal_values=False,
+        any_float_dtype=True,  # factors, not a dtype: float64 is right too
         build_reference=lambda: torch.tensor([0.4, 0.4, 0.2]),
         hints=(
             "Which sizes does a batch of 10 split into with .split(4)?",

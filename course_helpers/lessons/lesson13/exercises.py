@@ -80,6 +80,43 @@ def _does_nothing(function) -> bool:
     return steps in ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
 
 
+class RunFailed(RuntimeError):
+    """What ``run_on_two_ranks`` gives back when the run failed: its message says on which
+    rank and with which error (or that the ranks hung). ``check`` shows that message."""
+
+
+def _failure(run, workdir, timeout: float) -> str | None:
+    """Why a launch failed, naming the rank and its error; None when it succeeded."""
+    from pathlib import Path
+
+    if run.timed_out:
+        hung = [rank for rank, code in enumerate(run.codes) if code in (-9, None)]
+        which = f"rank {hung[0]}" if len(hung) == 1 else "the ranks"
+        return (
+            f"The run failed: {which} did not finish within {timeout:.0f} s, most likely a "
+            "hang, e.g. a collective (all_reduce, barrier) that only one rank calls."
+        )
+    errors = sorted(Path(workdir).glob("error_rank*.txt"))
+    if run.ok and not errors:
+        return None
+    if errors:
+        lines = [line for line in errors[0].read_text().strip().splitlines() if line.strip()]
+        rank = errors[0].stem.replace("error_rank", "")
+        return f"The run failed on rank {rank} with {lines[-1]}\nThe end of its traceback:\n" + (
+            "\n".join(lines[-6:])
+        )
+    failed = [(r, c) for r, c in enumerate(run.codes) if c != 0]
+    # a rank the launcher stopped because the other failed shows -9: report the other
+    rank, code = next(((r, c) for r, c in failed if c != -9), failed[0])
+    log = run.logs[rank].read_text() if run.logs[rank].exists() else ""
+    lines = [line for line in log.strip().splitlines() if line.strip()]
+    last = "\n".join(lines[-8:]) or "(none)"
+    return (
+        f"The run failed on rank {rank}: it ended with exit code {code} and no Python error; "
+        f"its last output:\n{last}"
+    )
+
+
 def run_on_two_ranks(main, *helpers, timeout: float = 120):
     """Run ``main(rank, world_size, workdir)`` in two CPU processes (gloo), as torchrun would.
 
@@ -91,7 +128,8 @@ def run_on_two_ranks(main, *helpers, timeout: float = 120):
     (it may use torch, dist, nn, F, DDP, DataLoader, TensorDataset, DistributedSampler).
     Returns the ranks' results in rank order, each ``{"value": ..., "saves": n}`` where
     ``n`` counts that rank's ``torch.save`` calls; ``...`` while a function is still the
-    exercise stub; ``None`` (after printing the failing rank's error) when the run fails.
+    exercise stub; a :class:`RunFailed` (after printing it) when the run fails, which
+    ``check`` reports as a failed run with the rank and its error.
     """
     import inspect
     import tempfile
@@ -102,42 +140,27 @@ def run_on_two_ranks(main, *helpers, timeout: float = 120):
 
     functions = (main, *helpers)
     if not all(callable(f) and hasattr(f, "__code__") for f in functions):
-        print("run_on_two_ranks takes functions defined with def (pass them, do not call them).")
-        return None
+        message = "run_on_two_ranks takes functions defined with def (pass them, do not call them)."
+        print(message)
+        return RunFailed(message)
     if any(_does_nothing(f) for f in functions):
         return ...
     try:
         sources = [textwrap.dedent(inspect.getsource(f)) for f in functions]
     except (OSError, TypeError):
-        print("The source of your function could not be read: define it with def in a cell.")
-        return None
+        message = "The source of your function could not be read: define it with def in a cell."
+        print(message)
+        return RunFailed(message)
     workdir = tempfile.mkdtemp(prefix="lesson13_")
     script = Path(workdir) / "job.py"
     script.write_text(
         _SCRIPT_HEAD + "\n\n" + "\n\n".join(sources) + _SCRIPT_TAIL.format(main=main.__name__)
     )
     run = rank_launcher.launch(script, [workdir], nproc=2, timeout=timeout)
-    if run.timed_out:
-        print(
-            f"The two processes did not finish within {timeout:.0f} s: most likely a hang, "
-            "e.g. a collective (all_reduce, barrier) that only one rank calls."
-        )
-        return None
-    errors = sorted(Path(workdir).glob("error_rank*.txt"))
-    if not run.ok or errors:
-        if errors:
-            lines = errors[0].read_text().strip().splitlines()
-            print(f"{errors[0].stem.replace('error_', '')} failed; the end of its error:")
-            print("\n".join(lines[-6:]))
-        else:
-            failed = [(r, c) for r, c in enumerate(run.codes) if c != 0]
-            # a rank the launcher stopped because the other failed shows -9: report the other
-            rank, code = next(((r, c) for r, c in failed if c != -9), failed[0])
-            log = run.logs[rank].read_text() if run.logs[rank].exists() else ""
-            lines = [line for line in log.strip().splitlines() if line.strip()]
-            print(f"rank {rank} ended with exit code {code} and no Python error; its last output:")
-            print("\n".join(lines[-8:]) or "(none)")
-        return None
+    failure = _failure(run, workdir, timeout)
+    if failure is not None:
+        print(failure)
+        return RunFailed(failure)
     return torch.load(Path(workdir) / "results.pt", weights_only=True)
 
 
