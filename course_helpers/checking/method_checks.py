@@ -56,6 +56,7 @@ def wants_inspection(exercise) -> bool:
         or getattr(exercise, "must_build_no_graph", False)
         or getattr(exercise, "keep_lines", "")
         or getattr(exercise, "reach_parameters", False)
+        or getattr(exercise, "check_leaf_grads", False)
     )
 
 
@@ -88,6 +89,10 @@ def inspect_answer(exercise, answer: Any) -> dict:
         if tree is not None:
             record.update(checked=True, where="answer cell")
             record.update(compare_lines(exercise.keep_lines, tree))
+    if getattr(exercise, "check_leaf_grads", False):
+        from course_helpers.checking.task_checks import leaf_grads
+
+        record["leaf_grads"] = leaf_grads(answer)
     if getattr(exercise, "reach_parameters", False) and callable(answer):
         from course_helpers.checking.task_checks import cut_off_parameters
 
@@ -111,8 +116,13 @@ def verdict_note(exercise, record: Any, values_right: bool = True) -> str:
         if pattern in exercise.require:
             text = WHY.get(pattern, f"the task asks for {_shown(pattern)}.")
             notes.append(text[:1].upper() + text[1:])
-    from course_helpers.checking.task_checks import line_notes
+    from course_helpers.checking.task_checks import line_notes, wrong_leaf_grads
 
+    if getattr(exercise, "check_leaf_grads", False):
+        record = {
+            **record,
+            "wrong_leaf_grads": wrong_leaf_grads(record.get("leaf_grads"), exercise.reference),
+        }
     notes.extend(line_notes(record))
     ops = record.get("graph_ops")
     if exercise.must_build_no_graph and isinstance(ops, int) and ops > 0:

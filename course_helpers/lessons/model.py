@@ -94,6 +94,9 @@ class Exercise:
     # a function whose result must stay connected to every parameter of its module argument
     # (e.g. a penalty added to the loss): probed with autograd in the kernel
     reach_parameters: bool = False
+    # autograd: the leaves the answer's graph reaches must end with the reference's .grad
+    # (a graph cut after the answer, e.g. by .detach(), leaves one of them wrong)
+    check_leaf_grads: bool = False
 
     def __post_init__(self):
         if self.kind not in KINDS:

@@ -76,3 +76,21 @@ def test_04_fix_mse_accepts_squeeze_without_a_dim():
         return ((prediction.squeeze() - target) ** 2).mean()
 
     assert check("04.fix_mse", mse).passed
+
+
+def _kept_u(cut: bool):
+    a = torch.tensor(2.0, requires_grad=True)
+    b = torch.tensor(-1.0, requires_grad=True)
+    u = a * b
+    u.retain_grad()
+    f = u * (a.detach() if cut else a) + u
+    f.backward()
+    return u
+
+
+def test_05_keep_intermediate_grad_rejects_a_graph_cut_after_u():
+    """Issue 24 (1): u.grad is right, but a.detach() cut a's second path (a.grad -3, not -5)."""
+    result = check("05.keep_intermediate_grad", _kept_u(cut=True))
+    assert result.status == "failed"
+    assert "whose .grad is wrong (-3.0)" in result.message
+    assert check("05.keep_intermediate_grad", _kept_u(cut=False)).passed

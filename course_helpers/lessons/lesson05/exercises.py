@@ -149,6 +149,7 @@ EXERCISES = [
         kind="autograd",
         build_reference=_kept_intermediate,
         attributes=("grad", "is_leaf", "grad_fn"),
+        check_leaf_grads=True,  # f must reach a through both paths, not only u.grad
         hints=(
             "u is not a leaf, so backward() does not store its gradient unless you ask first.",
             "Call u.retain_grad() after computing u and before f.backward().",
