@@ -3,6 +3,7 @@ run failed, on which rank, and the rank's error: never "Not attempted"."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from course_helpers import check
@@ -53,3 +54,57 @@ def test_a_stub_is_still_not_attempted():
     assert check("13.accumulate_no_sync", stacked(run_on_two_ranks(accumulate))).status == (
         "not_attempted"
     )
+
+
+ACCUMULATE = """
+def accumulate(rank, world_size, workdir):
+    g = torch.Generator().manual_seed(13)
+    x = torch.randn(8, 3, generator=g)
+    y = torch.randn(8, 1, generator=g)
+    torch.manual_seed(0)
+    ddp = DDP(nn.Linear(3, 1))
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    xs, ys = x[rank * 4 : rank * 4 + 4], y[rank * 4 : rank * 4 + 4]
+    optimizer.zero_grad()
+    {first}
+    (F.mse_loss(ddp(xs[2:]), ys[2:]) / 2).backward()
+    optimizer.step()
+    return torch.cat([p.detach().flatten() for p in ddp.parameters()])
+"""
+
+FIRST = {
+    "no_sync": "with ddp.no_sync():\n        (F.mse_loss(ddp(xs[:2]), ys[:2]) / 2).backward()",
+    "none": "(F.mse_loss(ddp(xs[:2]), ys[:2]) / 2).backward()",
+    "forward outside": (
+        "loss = F.mse_loss(ddp(xs[:2]), ys[:2]) / 2\n"
+        "    with ddp.no_sync():\n        loss.backward()"
+    ),
+}
+
+
+@pytest.mark.parametrize("variant", list(FIRST))
+def test_13_accumulate_no_sync_counts_the_all_reduces(variant, tmp_path, monkeypatch):
+    """Issue 24 (1): right weights without no_sync (or with the forward outside the block,
+    where DDP reads the flag) take two all-reduces, and no longer pass."""
+    import importlib.util
+
+    source = tmp_path / "answer.py"
+    source.write_text(
+        "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n"
+        "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+        + ACCUMULATE.format(first=FIRST[variant])
+    )
+    spec = importlib.util.spec_from_file_location("answer_13", source)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    results = run_on_two_ranks(module.accumulate)
+    answer = {
+        "weights": stacked(results),
+        "all-reduces per rank": [r["allreduces"] for r in results],
+    }
+    result = check("13.accumulate_no_sync", answer)
+    if variant == "no_sync":
+        assert result.passed, result.message
+    else:
+        assert answer["all-reduces per rank"] == [2, 2]
+        assert result.status == "failed" and "all-reduced its gradients twice" in result.message

@@ -40,6 +40,21 @@ def _counted_save(obj, f, *args, **kwargs):
 
 
 torch.save = _counted_save
+_allreduces = []
+
+
+class DDP(DDP):  # counts its gradient all-reduces: one communication-hook call per bucket
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.register_comm_hook(None, _counted_allreduce)
+
+
+def _counted_allreduce(state, bucket):
+    from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
+
+    _allreduces.append(bucket.index())
+    return allreduce_hook(state, bucket)
 """
 
 _SCRIPT_TAIL = """
@@ -54,7 +69,8 @@ def _main(workdir):
             f.write(traceback.format_exc())
         raise
     results = [None] * world_size
-    dist.all_gather_object(results, {{"value": value, "saves": len(_saves)}})
+    mine = {{"value": value, "saves": len(_saves), "allreduces": len(_allreduces)}}
+    dist.all_gather_object(results, mine)
     if rank == 0:
         _real_save(results, os.path.join(workdir, "results.pt"))
     dist.destroy_process_group()
@@ -126,10 +142,11 @@ def run_on_two_ranks(main, *helpers, timeout: float = 120):
 
     ``helpers`` are further functions ``main`` calls; every function must be self-contained
     (it may use torch, dist, nn, F, DDP, DataLoader, TensorDataset, DistributedSampler).
-    Returns the ranks' results in rank order, each ``{"value": ..., "saves": n}`` where
-    ``n`` counts that rank's ``torch.save`` calls; ``...`` while a function is still the
-    exercise stub; a :class:`RunFailed` (after printing it) when the run fails, which
-    ``check`` reports as a failed run with the rank and its error.
+    Returns the ranks' results in rank order, each ``{"value": ..., "saves": n,
+    "allreduces": m}`` where ``n`` counts that rank's ``torch.save`` calls and ``m`` the
+    gradient all-reduces of the rank's ``DDP`` models (counted by a communication hook);
+    ``...`` while a function is still the exercise stub; a :class:`RunFailed` (after
+    printing it) when the run fails, which ``check`` reports with the rank and its error.
     """
     import inspect
     import tempfile
@@ -256,8 +273,9 @@ def _pick_backend_cases(g):
 
 
 def _accumulation_reference():
+    """The weights after one step, and one gradient all-reduce per rank (no_sync)."""
     w = _full_batch_weights(1)
-    return torch.stack([w, w])
+    return {"weights": torch.stack([w, w]), "all-reduces per rank": [1, 1]}
 
 
 EXERCISES = [
