@@ -41,7 +41,10 @@ def judge(exercise, submission: dict) -> dx.Diagnosis:
             from course_helpers.checking.reveal import conceal
 
             verdict = conceal(exercise, answer, verdict)
-        if verdict.status == "failed" or verdict.learner_error:
+        step_order = (submission.get("method") or {}).get("step_order")
+        if (verdict.status == "failed" or verdict.learner_error) and not step_order:
+            # (a step in the wrong order is named by the method note below instead: it can
+            # give the same values as a different typical mistake)
             verdict = _explain_misconception(exercise, answer, verdict)
         if "method" in submission and verdict.status in ("passed", "failed"):
             verdict = _with_method_note(exercise, submission["method"], verdict)

@@ -57,6 +57,7 @@ def wants_inspection(exercise) -> bool:
         or getattr(exercise, "keep_lines", "")
         or getattr(exercise, "reach_parameters", False)
         or getattr(exercise, "check_leaf_grads", False)
+        or getattr(exercise, "check_step_order", False)
     )
 
 
@@ -89,6 +90,13 @@ def inspect_answer(exercise, answer: Any) -> dict:
         if tree is not None:
             record.update(checked=True, where="answer cell")
             record.update(compare_lines(exercise.keep_lines, tree))
+    if getattr(exercise, "check_step_order", False):
+        from course_helpers.checking.task_checks import step_order
+
+        source, where = _source_of(exercise, answer)
+        tree = _parse(source)
+        if tree is not None:
+            record.update(checked=True, where=where, step_order=step_order(tree))
     if getattr(exercise, "check_leaf_grads", False):
         from course_helpers.checking.task_checks import leaf_grads
 
@@ -123,6 +131,8 @@ def verdict_note(exercise, record: Any, values_right: bool = True) -> str:
             **record,
             "wrong_leaf_grads": wrong_leaf_grads(record.get("leaf_grads"), exercise.reference),
         }
+    if values_right:  # a step-order finding explains wrong values only
+        record = {**record, "step_order": ""}
     notes.extend(line_notes(record))
     ops = record.get("graph_ops")
     if exercise.must_build_no_graph and isinstance(ops, int) and ops > 0:

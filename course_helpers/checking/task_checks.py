@@ -107,6 +107,9 @@ def line_notes(record: dict) -> list[str]:
             f"Your cell lacks {_lines(missing)} of the task's code. Keep every line; change "
             "only their order."
         )
+    order = record.get("step_order")
+    if order in STEP_ORDER_NOTES:
+        notes.append(STEP_ORDER_NOTES[order])
     wrong = record.get("wrong_leaf_grads")
     if wrong:
         notes.append(
@@ -188,3 +191,44 @@ def wrong_leaf_grads(got: list | None, reference) -> list[str]:
 
 def _count(items: list, noun: str) -> str:
     return f"a {noun}" if len(items) == 1 else f"{len(items)} {noun}s"
+
+
+# ----------------------------------------------------------------- a training step's order
+
+STEP_ORDER_NOTES = {
+    "step_before_backward": (
+        "Your code calls step() before backward(): step() runs before this iteration's "
+        "gradients exist and applies whatever .grad holds then (the previous iteration's, or "
+        "nothing after zero_grad()). The order of one training step is zero_grad(), forward "
+        "and loss, backward(), step()."
+    ),
+    "zero_grad_between": (
+        "Your code calls zero_grad() after backward() and before step(): it erases the "
+        "gradients backward() just computed, so step() has nothing to apply. Clear the old "
+        "gradients before backward() (or after step())."
+    ),
+}
+
+
+def step_order(tree) -> str:
+    """A training step's calls in the wrong order, read from the code: "step_before_backward",
+    "zero_grad_between" or "" (in order, or not all there). A scheduler's step() is not the
+    optimizer's."""
+    import ast
+
+    calls = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            name = node.func.attr
+            owner = ast.unparse(node.func.value).lower()
+            if name in ("zero_grad", "backward", "step") and "sched" not in owner:
+                calls.append((node.lineno, node.col_offset, name))
+    order = [name for _, _, name in sorted(calls)]
+    if "backward" not in order or "step" not in order:
+        return ""
+    first_backward, first_step = order.index("backward"), order.index("step")
+    if first_step < first_backward:
+        return "step_before_backward"
+    if "zero_grad" in order[first_backward:first_step]:
+        return "zero_grad_between"
+    return ""

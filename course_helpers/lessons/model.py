@@ -97,6 +97,9 @@ class Exercise:
     # autograd: the leaves the answer's graph reaches must end with the reference's .grad
     # (a graph cut after the answer, e.g. by .detach(), leaves one of them wrong)
     check_leaf_grads: bool = False
+    # a training loop: zero_grad(), backward() and step() in the answer's code must come in
+    # order; a wrong order is named instead of a typical mistake with the same values
+    check_step_order: bool = False
 
     def __post_init__(self):
         if self.kind not in KINDS:

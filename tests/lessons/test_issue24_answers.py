@@ -94,3 +94,98 @@ def test_05_keep_intermediate_grad_rejects_a_graph_cut_after_u():
     assert result.status == "failed"
     assert "whose .grad is wrong (-3.0)" in result.message
     assert check("05.keep_intermediate_grad", _kept_u(cut=False)).passed
+
+
+# ---------------------------------------------------------------- (3) step-order bugs
+
+HEAD_ZERO_AFTER_BACKWARD = """\
+g = cpu_generator(12)
+x = torch.randn(24, 2, generator=g)
+y = torch.sin(x[:, :1]) - x[:, 1:]
+torch.manual_seed(0)
+net = nn.Sequential(nn.Linear(2, 4), nn.Tanh(), nn.Linear(4, 1))
+net[2] = nn.Linear(4, 1)
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+for _ in range(20):
+    loss = ((net(x) - y) ** 2).mean()
+    loss.backward()
+    optimizer.zero_grad()
+    optimizer.step()
+answer = net[2].weight.detach().clone()
+"""
+
+
+def _names():
+    return {"torch": torch, "nn": torch.nn, "cpu_generator": cpu_generator}
+
+
+def test_10_fix_optimizer_order_names_zero_grad_after_backward():
+    result = check_answer_cell("10.fix_optimizer_order", HEAD_ZERO_AFTER_BACKWARD, _names())
+    assert result.status == "failed"
+    assert "zero_grad() after backward() and before step()" in result.message
+    assert "Build the optimizer" not in result.message
+
+
+def test_10_fix_optimizer_order_names_step_before_backward():
+    code = HEAD_ZERO_AFTER_BACKWARD.replace(
+        "    loss.backward()\n    optimizer.zero_grad()\n    optimizer.step()\n",
+        "    optimizer.zero_grad()\n    optimizer.step()\n    loss.backward()\n",
+    )
+    result = check_answer_cell("10.fix_optimizer_order", code, _names())
+    assert result.status == "failed" and "calls step() before backward()" in result.message
+    assert "Build the optimizer" not in result.message
+
+
+LOOP_11 = """\
+g = cpu_generator(11)
+xs = torch.randn(16, 3, generator=g)
+ys = xs @ torch.tensor([[1.0], [-2.0], [0.5]]) + 0.05 * torch.randn(16, 1, generator=g)
+loss_fn = nn.MSELoss()
+model = nn.Linear(3, 1)
+with torch.no_grad():
+    model.weight.zero_()
+    model.bias.zero_()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(30):
+    optimizer.zero_grad()
+    loss = loss_fn(model(xs), ys)
+    optimizer.step()
+    loss.backward()
+answer = model.weight.detach().cpu()
+"""
+
+
+def test_11_fix_forgotten_zero_names_step_before_backward():
+    assert check_answer_cell(
+        "11.fix_forgotten_zero",
+        LOOP_11.replace(
+            "    optimizer.step()\n    loss.backward()", "    loss.backward()\n    optimizer.step()"
+        ),
+        _names(),
+    ).passed
+    result = check_answer_cell("11.fix_forgotten_zero", LOOP_11, _names())
+    assert result.status == "failed" and "calls step() before backward()" in result.message
+    assert "between backward() and step()" not in result.message
+
+
+def loss_fn(model, pred, target):  # lesson 12's, which run_steps calls
+    from course_helpers.lessons.lesson12.exercises import _loss_fn
+
+    return _loss_fn(model, pred, target)
+
+
+def run_steps_step_first(model, optimizer, x, y, steps):
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = loss_fn(model, model(x), y)
+        optimizer.step()
+        loss.backward()
+        losses.append(loss.detach())
+    return torch.stack(losses)
+
+
+def test_12_zero_grad_names_step_before_backward():
+    result = check("12.zero_grad", run_steps_step_first)
+    assert result.status == "failed" and "calls step() before backward()" in result.message
+    assert "between backward() and step()" not in result.message

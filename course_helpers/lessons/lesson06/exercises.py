@@ -171,6 +171,7 @@ EXERCISES = [
         title="Fix a training loop",
         lesson=LESSON,
         kind="function",
+        check_step_order=True,
         build_reference=lambda: _fit_line,
         cases=_fit_line_cases,
         hints=(

@@ -290,6 +290,7 @@ EXERCISES = [
         title="Repair a loop that never zeroes",
         lesson=LESSON,
         kind="value",
+        check_step_order=True,
         build_reference=_fixed_loop_weight,
         rtol=1e-4,
         atol=1e-5,

@@ -388,6 +388,7 @@ EXERCISES = [
         title="Clear the gradients every step",
         lesson=LESSON,
         kind="function",
+        check_step_order=True,
         build_reference=lambda: _run_steps,
         cases=_run_steps_cases,
         rtol=1e-4,
