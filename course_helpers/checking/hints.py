@@ -97,9 +97,13 @@ def note_check(exercise_id: str, mistake: str) -> None:
         _pending[exercise_id] = mistake
 
 
-def next_hint(exercise_id: str) -> HintText:
+def next_hint(exercise_id: str, shown: str = "") -> HintText:
     """The hint about the last check's diagnosed mistake, if one is pending; otherwise
-    advance this kernel's hint counter for the exercise and return that tier."""
+    advance this kernel's hint counter for the exercise and return that tier.
+
+    ``shown`` is feedback already on screen right above the hint (the Hint button under a
+    verdict): a pending mistake whose text it already holds is not repeated; the next tier
+    comes instead."""
     from course_helpers.lessons import get
 
     exercise = get(exercise_id)
@@ -107,6 +111,9 @@ def next_hint(exercise_id: str) -> HintText:
     count = len(hints)
     seen = _shown.get(exercise.id, 0)
     mistake = _pending.pop(exercise.id, "")
+    if mistake and shown and mistake.strip() in shown:
+        _addressed[exercise.id] = mistake
+        mistake = ""
     if mistake:
         _addressed[exercise.id] = mistake
         after = min(seen + 1, count)

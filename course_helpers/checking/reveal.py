@@ -16,6 +16,7 @@ from course_helpers.checking import diagnosis as dx
 from course_helpers.checking.values import all_close
 
 HOW_TO_CONTINUE = "Work through it again by hand; the expected values are not shown here."
+VALUES_RIGHT = "Your values are right, but not in the expected dtype or type."
 
 
 def conceal(exercise, answer: Any, verdict: dx.Diagnosis) -> dx.Diagnosis:
@@ -34,6 +35,10 @@ def conceal(exercise, answer: Any, verdict: dx.Diagnosis) -> dx.Diagnosis:
                 f"torch.tensor(...). {HOW_TO_CONTINUE}"
             )
         return dx.failed(HOW_TO_CONTINUE)
+    if exercise.kind == "autograd" and dx.kind_of(answer) == "tensor":
+        same_dtype = answer["dtype"] == str(exp.dtype).removeprefix("torch.")
+        if same_dtype and how_far_off(got, exp, exercise.rtol, exercise.atol) == VALUES_RIGHT:
+            return _conceal_other_attribute(exercise, answer, verdict)
     first = ""
     if dx.kind_of(answer) == "tensor" and answer["dtype"] != str(exp.dtype).removeprefix("torch."):
         first = verdict.message.split(":", 1)[0] + ". "  # "Your answer has dtype X but Y ..."
@@ -48,6 +53,22 @@ def conceal(exercise, answer: Any, verdict: dx.Diagnosis) -> dx.Diagnosis:
     return dx.failed(first + found + " " + HOW_TO_CONTINUE)
 
 
+def _conceal_other_attribute(exercise, answer, verdict: dx.Diagnosis) -> dx.Diagnosis:
+    """An autograd answer whose values are right failed on another attribute (its .grad,
+    requires_grad...): say that one, still without the expected values."""
+    exp_record = dx.describe(exercise.reference)
+    if not _names_any(verdict.message, _as_tensor(exp_record.get("grad") or {})):
+        if not _names_any(verdict.message, _as_tensor(exp_record)):
+            return verdict  # e.g. "requires_grad=False but ... True": nothing to hide
+    got, wanted = _as_tensor(answer.get("grad") or {}), _as_tensor(exp_record.get("grad") or {})
+    if got is None or wanted is None or got.shape != wanted.shape:
+        return dx.failed(f"Your tensor's values are right, but its .grad is not. {HOW_TO_CONTINUE}")
+    found = how_far_off(got, wanted, exercise.rtol, exercise.atol)
+    return dx.failed(
+        f"Your tensor's values are right, but its .grad is not: {found} {HOW_TO_CONTINUE}"
+    )
+
+
 def how_far_off(got, exp, rtol: float | None = None, atol: float | None = None) -> str:
     """How ``got`` differs from ``exp`` (same shape), without naming ``exp``'s values."""
     import torch
@@ -58,7 +79,7 @@ def how_far_off(got, exp, rtol: float | None = None, atol: float | None = None) 
     bad = ~dx.close_mask(g, e, rtol, atol)
     wrong = int(bad.sum())
     if wrong == 0:
-        return "Your values are right, but not in the expected dtype or type."
+        return VALUES_RIGHT
     parts = []
     if total > 1:
         parts.append(f"{wrong} of {total} values differ from the expected ones.")

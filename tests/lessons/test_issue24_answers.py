@@ -189,3 +189,56 @@ def test_12_zero_grad_names_step_before_backward():
     result = check("12.zero_grad", run_steps_step_first)
     assert result.status == "failed" and "calls step() before backward()" in result.message
     assert "between backward() and step()" not in result.message
+
+
+# ---------------------------------------------------------------- (3) the real mistake
+
+
+def test_misconception_texts_say_what_the_answer_shows():
+    gaps = check("01.linspace_points", torch.arange(-1, 1, 0.4)).message
+    assert "one gap too many" in gaps and "too few" not in gaps
+    floats = check("01.arange_grid", torch.Tensor(range(12)).reshape(3, 4)).message
+    assert "Giving arange a float" not in floats and "torch.Tensor(...)" in floats
+    names = ["hidden.bias", "hidden.weight", "out_b", "skip.bias", "skip.weight"]
+    message = check("12.register_parameter", names).message
+    assert "A buffer is moved by .to()" in message
+
+
+def _leaf_after_steps(zero_last: bool, none: bool = False):
+    from course_helpers.lessons.lesson11.exercises import _small_data
+
+    x, y = _small_data()
+    w = torch.zeros(3, 1, requires_grad=True)
+    for step in range(3):
+        ((x @ w - y) ** 2).mean().backward()
+        with torch.no_grad():
+            w -= 0.1 * w.grad
+        if zero_last or step < 2:
+            w.grad.zero_()
+        if none:
+            w.grad = None
+    return w
+
+
+def test_11_leaf_after_steps_names_the_grad_not_the_dtype():
+    zeroed = check("11.leaf_after_steps", _leaf_after_steps(zero_last=True)).message
+    assert zeroed.startswith("Your tensor's values are right, but its .grad is not")
+    assert "dtype" not in zeroed
+    cleared = check("11.leaf_after_steps", _leaf_after_steps(True, none=True)).message
+    assert cleared.startswith("Your tensor's .grad is None") and "dtype" not in cleared
+    assert check("11.leaf_after_steps", _leaf_after_steps(zero_last=False)).passed
+
+
+def test_a_parameter_handed_in_is_told_to_detach_not_to_freeze():
+    message = check("10.resume_checkpoint", torch.nn.Linear(3, 1).weight).message
+    assert "Hand in a detached copy, .detach()" in message
+    assert "would change the tensor itself" in message
+
+
+def test_02_match_like_is_not_told_to_keep_the_input_dtype():
+    def match_like(values, reference):
+        return values.to(torch.float64)
+
+    message = check("02.match_like", match_like).message
+    assert "keep the input's dtype" not in message
+    assert "take the dtype from the input that has torch.float32" in message
