@@ -37,6 +37,32 @@ WHY = {
         "the task asks for a block that records no graph, `with torch.no_grad():` (or "
         "`with torch.inference_mode():`), and your code has none."
     ),
+    "call:register_hook": (
+        "the task asks you to halve the gradient with a hook on u (`u.register_hook(...)`, "
+        "registered before backward()): a changed formula gives the same number here, but "
+        "it is not the technique the exercise practises."
+    ),
+    "call:grad": (
+        "the task asks for the derivatives from `torch.autograd.grad` (with "
+        "create_graph=True), not from a formula typed by hand."
+    ),
+    "call:backward": (
+        "the task asks you to call `.backward()` on the second derivative, so that autograd "
+        "itself fills x.grad."
+    ),
+    "call:backward|grad": (
+        "the task asks for the gradient from autograd (`loss.backward()` or "
+        "`torch.autograd.grad`), not from a formula typed by hand."
+    ),
+    "call:isfinite": (
+        "the task asks for `torch.isfinite` on a float64 tensor of the losses, so that "
+        "`inf`, `-inf` and `nan` are all found in one vectorised test."
+    ),
+    "call:barrier": (
+        "the task asks that no rank reads the file before it is complete: a "
+        "`dist.barrier()` between rank 0's save and the loads makes the others wait. Without "
+        "it the run can pass by luck, as here, and fail on another machine."
+    ),
     "call:arange": (
         "the task asks you to make the numbers with `torch.arange`: numbers typed by hand "
         "give the same grid here but do not scale to a grid of a thousand."
@@ -149,7 +175,9 @@ def _shown(pattern: str) -> str:
     if kind == "attr":
         return f"`.{name}`"
     if kind == "call":
-        return f"`.{name}`" if name.endswith(")") else f"`.{name}()`"
+        return " or ".join(
+            f"`.{part}`" if part.endswith(")") else f"`.{part}()`" for part in name.split("|")
+        )
     return " or ".join(f"`with torch.{alternative}()`" for alternative in name.split("|"))
 
 
@@ -167,12 +195,19 @@ def _matches(node: ast.AST, pattern: str) -> bool:
     kind, _, name = pattern.partition(":")
     if kind == "attr":
         return isinstance(node, ast.Attribute) and node.attr == name
-    if kind == "call":
-        bare = name.endswith("()")
-        method = name.removesuffix("()")
+    if kind == "call":  # "call:a|b": either method
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             return False
-        return node.func.attr == method and (not bare or not (node.args or node.keywords))
+        owner = node.func.value
+        if isinstance(owner, ast.Name) and owner.id in ("math", "np", "numpy"):
+            return False  # math.isfinite is not torch.isfinite: patterns name torch's tools
+        for alternative in name.split("|"):
+            bare = alternative.endswith("()")
+            if node.func.attr == alternative.removesuffix("()") and (
+                not bare or not (node.args or node.keywords)
+            ):
+                return True
+        return False
     if kind == "with":  # "with:a|b": either context manager
         return isinstance(node, (ast.With, ast.AsyncWith)) and any(
             alternative in ast.unparse(item.context_expr)

@@ -242,3 +242,63 @@ def test_02_match_like_is_not_told_to_keep_the_input_dtype():
     message = check("02.match_like", match_like).message
     assert "keep the input's dtype" not in message
     assert "take the dtype from the input that has torch.float32" in message
+
+
+# ---------------------------------------------------------------- (1) the how is checked
+
+HOOK_BY_FORMULA = """
+a = torch.tensor(2.0, requires_grad=True)
+u = a**2
+f = u / 2 + 3 * a
+f.backward()
+answer = a
+"""
+
+
+def test_05_hook_halve_wants_the_hook():
+    result = check_answer_cell("05.hook_halve", HOOK_BY_FORMULA, {"torch": torch})
+    assert result.status == "failed" and "u.register_hook" in result.message
+    with_hook = HOOK_BY_FORMULA.replace("u / 2", "u").replace(
+        "u = a**2\n", "u = a**2\nu.register_hook(lambda grad: grad / 2)\n"
+    )
+    assert check_answer_cell("05.hook_halve", with_hook, {"torch": torch}).passed
+
+
+def test_09_third_derivative_wants_autograd():
+    code = "x = torch.tensor(1.5, requires_grad=True)\nx.grad = 24 * x.detach()\nanswer = x\n"
+    result = check_answer_cell("09.third_derivative", code, {"torch": torch})
+    assert result.status == "failed" and "torch.autograd.grad" in result.message
+
+
+def gd_step(w, x, y, lr):  # the gradient by formula, not by autograd
+    return w - lr * 2 * x.T @ (x @ w - y) / y.numel()
+
+
+def first_nonfinite(losses):
+    import math
+
+    return next((i for i, v in enumerate(losses) if not math.isfinite(v)), -1)
+
+
+def test_11_gd_step_and_12_first_nonfinite_want_the_named_tool():
+    result = check("11.gd_step", gd_step)
+    assert result.status == "failed" and "from autograd" in result.message
+    result = check("12.first_nonfinite", first_nonfinite)
+    assert result.status == "failed" and "torch.isfinite" in result.message
+
+
+def test_13_rank0_checkpoint_wants_the_barrier():
+    from course_helpers.lessons.lesson13.exercises import _checkpoint_reference
+
+    code = (
+        "def save_then_load(rank, world_size, workdir):\n"
+        "    if rank == 0:\n"
+        "        torch.save(model.state_dict(), path)\n"
+        "    return torch.load(path)\n"
+        "answer = reference\n"
+    )
+    names = {"torch": torch, "reference": _checkpoint_reference()}
+    result = check_answer_cell("13.rank0_checkpoint", code, names)
+    assert result.status == "failed" and "dist.barrier()" in result.message
+    barrier = code.replace("    return", "    dist.barrier()\n    return")
+    assert check_answer_cell("13.rank0_checkpoint", barrier, names).passed

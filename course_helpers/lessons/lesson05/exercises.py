@@ -305,6 +305,7 @@ EXERCISES = [
         title="Halve a gradient with a hook",
         lesson=LESSON,
         kind="autograd",
+        require=("call:register_hook",),  # the task names the hook
         build_reference=_hook_halved,
         attributes=("grad",),
         hints=(

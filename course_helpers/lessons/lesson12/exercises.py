@@ -494,6 +494,7 @@ EXERCISES = [
         title="The first non-finite loss",
         lesson=LESSON,
         kind="function",
+        require=("call:isfinite",),  # the task names torch.isfinite
         build_reference=lambda: _first_nonfinite,
         cases=_nonfinite_cases,
         hints=(

@@ -112,7 +112,12 @@ def _failure(run, workdir, timeout: float) -> str | None:
             f"The run failed: {which} did not finish within {timeout:.0f} s, most likely a "
             "hang, e.g. a collective (all_reduce, barrier) that only one rank calls."
         )
-    errors = sorted(Path(workdir).glob("error_rank*.txt"))
+    # the rank that failed first is the cause; the others' collectives then fail with it
+    # (a gloo "connection closed by peer" on the rank that was waiting)
+    errors = sorted(
+        Path(workdir).glob("error_rank*.txt"),
+        key=lambda path: (_peer_failure(path.read_text()), path.stat().st_mtime_ns, path.name),
+    )
     if run.ok and not errors:
         return None
     if errors:
@@ -130,6 +135,15 @@ def _failure(run, workdir, timeout: float) -> str | None:
     return (
         f"The run failed on rank {rank}: it ended with exit code {code} and no Python error; "
         f"its last output:\n{last}"
+    )
+
+
+def _peer_failure(traceback_text: str) -> bool:
+    """A collective that failed because another rank went away (not this rank's own bug)."""
+    text = traceback_text.lower()
+    return any(
+        mark in text
+        for mark in ("gloo/transport", "connection closed by peer", "remote worker", "nccl error")
     )
 
 
@@ -427,6 +441,7 @@ EXERCISES = [
         title="One checkpoint, written by rank 0",
         lesson=LESSON,
         kind="value",
+        require=("call:barrier",),  # no rank may read before the save
         build_reference=_checkpoint_reference,
         hints=(
             "Count the writes: how many processes run the torch.save line?",
