@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from course_helpers.checking import diagnosis as dx
+from course_helpers.checking.repairs import does_nothing as _does_nothing
 from course_helpers.lessons.model import fresh_rng
 
 GRADING_ENV = "COURSE_GRADING_DIR"
@@ -134,21 +135,6 @@ def _globals_used(function) -> list:
     if code is None or not isinstance(names, dict):
         return []
     return [names[name] for name in code.co_names if name in names]
-
-
-def _does_nothing(code) -> bool:
-    """The bytecode of ``def f(...): ...`` (or a body of only a docstring): return None."""
-    import dis
-    import types
-
-    if not isinstance(code, types.CodeType):
-        return False
-    steps = [
-        (i.opname, i.argval)
-        for i in dis.get_instructions(code)
-        if i.opname not in ("RESUME", "NOP", "CACHE")
-    ]
-    return steps in ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
 
 
 def _first_line(text: str, limit: int = 300) -> str:
