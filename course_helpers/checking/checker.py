@@ -189,7 +189,7 @@ def _note_for_hints(exercise, verdict: dx.Diagnosis) -> None:
     """The next hint addresses the mistake this verdict diagnosed (if any)."""
     from course_helpers.checking.hints import note_check
 
-    note_check(exercise.id, "" if verdict.passed else verdict.mistake)
+    note_check(exercise.id, "" if verdict.passed else verdict.mistake, verdict.message)
 
 
 _noted: set[str] = set()

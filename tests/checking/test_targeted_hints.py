@@ -99,3 +99,13 @@ def test_the_hint_button_under_a_verdict_does_not_repeat_it():
     assert _shown["03.permute_shape"] == 1  # the first click gave tier 1
     shown = next_hint("03.permute_shape", shown=result.message)
     assert str(shown).startswith("Hint 2/")
+
+
+def test_hint_after_a_check_does_not_repeat_its_verdict():
+    """Issue 24 (3): hint(id) right after a failed check gives something new: a targeted
+    hint whose text the verdict already showed is skipped, the tiers come instead."""
+    entry = _entry("03.permute_shape", "inverse permutation")
+    result = check("03.permute_shape", entry.build_answer())
+    assert entry.hint_text in result.message
+    shown = str(hint("03.permute_shape"))
+    assert shown.startswith("Hint 1/") and entry.hint_text not in shown
