@@ -235,7 +235,7 @@ def _error_name(answer: str, mro, explanations) -> str | None:
 
 
 def _error_as_string(answer: str, expected: type | None) -> dx.Diagnosis:
-    """One format per kind: the class itself. Rewrite the learner's own string as a class."""
+    """A string that is not an exception's exact name: rewrite it as the class (or name)."""
     import builtins
 
     mro = expected.__mro__ if expected is not None else (BaseException,)
@@ -251,7 +251,7 @@ def _error_as_string(answer: str, expected: type | None) -> dx.Diagnosis:
         )
     return dx.wrong_format(
         f"Your answer is the string {answer!r}: answer with the class itself, e.g. {name} (no "
-        "quotes), not its name as a string."
+        f"quotes), or its exact name, {name!r}."
     )
 
 

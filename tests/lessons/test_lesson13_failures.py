@@ -108,3 +108,29 @@ def test_13_accumulate_no_sync_counts_the_all_reduces(variant, tmp_path, monkeyp
     else:
         assert answer["all-reduces per rank"] == [2, 2]
         assert result.status == "failed" and "all-reduced its gradients twice" in result.message
+
+
+def test_a_deadlocked_barrier_names_the_rank_its_line_and_the_cause(tmp_path):
+    """The gloo timeout of a barrier only rank 0 calls (30 s in the rank script): rebuilt
+    here from the files a real run leaves, without waiting 30 s."""
+    from course_helpers.environment.rank_launcher import Launch
+    from course_helpers.lessons.lesson13.exercises import _failure
+
+    (tmp_path / "error_rank0.txt").write_text(
+        "Traceback (most recent call last):\n"
+        f'  File "{tmp_path}/job.py", line 46, in save_then_load\n'
+        "    dist.barrier()\n"
+        '  File "/torch/distributed/distributed_c10d.py", line 5356, in barrier\n'
+        "    work.wait()\n"
+        "RuntimeError: [gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 30000ms "
+        "for recv operation to complete\n"
+    )
+    run = Launch(
+        codes=[1, -9], logs=[tmp_path / "rank0.log", tmp_path / "rank1.log"], timed_out=False
+    )
+    text = _failure(run, tmp_path, 120)
+    assert text.startswith("The run failed on rank 0 with RuntimeError: [gloo")
+    assert "In your code (in save_then_load): dist.barrier()" in text
+    assert "waited for a rank that never called it" in text
+    result = check("13.rank0_checkpoint", RunFailed(text))
+    assert result.status == "error" and result.message == text

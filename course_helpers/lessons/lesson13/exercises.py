@@ -123,9 +123,18 @@ def _failure(run, workdir, timeout: float) -> str | None:
     if errors:
         lines = [line for line in errors[0].read_text().strip().splitlines() if line.strip()]
         rank = errors[0].stem.replace("error_rank", "")
-        return f"The run failed on rank {rank} with {lines[-1]}\nThe end of its traceback:\n" + (
-            "\n".join(lines[-6:])
-        )
+        text = f"The run failed on rank {rank} with {lines[-1]}"
+        # the last line of the learner's own code that ran (job.py is the script written here)
+        mine = [i for i, line in enumerate(lines) if 'job.py", line' in line]
+        if mine and mine[-1] + 1 < len(lines):
+            where = lines[mine[-1]].strip().rsplit(", ", 1)[-1]  # "in save_then_load"
+            text += f"\nIn your code ({where}): {lines[mine[-1] + 1].strip()}"
+        if "timed out" in lines[-1].lower():
+            text += (
+                "\nA collective that times out waited for a rank that never called it (e.g. "
+                "a barrier or all_reduce inside `if rank == 0:`)."
+            )
+        return text
     failed = [(r, c) for r, c in enumerate(run.codes) if c != 0]
     # a rank the launcher stopped because the other failed shows -9: report the other
     rank, code = next(((r, c) for r, c in failed if c != -9), failed[0])
