@@ -16,6 +16,8 @@ Public API (see each function's docstring):
 - ``hint(exercise_id)``: the next tiered hint for an exercise.
 - ``quiz(exercise_id)``: a multiple-choice question with a menu and a Check button.
 - ``progress()``: a per-lesson summary of your exercise results.
+- ``@repair``, ``unanswered(x)``: an exercise that rewrites a script's function or class keeps
+  the script's version until you write yours (lesson 12).
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ _LAZY = {
     "CheckResult": "course_helpers.checking.checker",
     "hint": "course_helpers.checking.hints",
     "progress": "course_helpers.checking.progress",
+    "repair": "course_helpers.checking.repairs",
+    "unanswered": "course_helpers.checking.repairs",
     "quiz": "course_helpers.checking.quizzes",
     "ExerciseFailed": "course_helpers.checking.checker",
     "CourseError": "course_helpers.errors",

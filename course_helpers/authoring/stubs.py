@@ -88,15 +88,18 @@ def make_exercise_notebook(solution_nb, *, name: str):
     """A new notebook: regions stubbed, solution-only cells dropped, outputs cleared."""
     nb = copy.deepcopy(solution_nb)
     cells = []
+    defined: set[str] = set()  # functions and classes earlier cells define
     for index, cell in enumerate(nb.cells):
         tags = cell.get("metadata", {}).get("tags", [])
         if DROP_TAG in tags:
             continue
         where = f"{name}, cell {index}"
         if cell.cell_type in ("code", "markdown"):
-            cell.source, _ = strip_solution(
+            cell.source, regions = strip_solution(
                 cell.source, markdown=cell.cell_type == "markdown", where=where
             )
+            if cell.cell_type == "code":
+                _check_no_shadowing(cell.source, defined, where, stubbed=regions > 0)
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
@@ -104,6 +107,40 @@ def make_exercise_notebook(solution_nb, *, name: str):
     nb.cells = cells
     nb.metadata.pop("course", None)
     return nb
+
+
+def _check_no_shadowing(source: str, defined: set[str], where: str, *, stubbed: bool) -> None:
+    """An unanswered stub must never replace a function or class that an earlier cell
+    defines and later cells rely on (issue 24: lesson 12's script). Such a stub needs
+    ``@repair``, which keeps the earlier version until the learner writes a body."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return
+    for node in tree.body:
+        names = []
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            empty = len(node.body) == 1 and _is_ellipsis(node.body[0])
+            repaired = any(ast.unparse(d) == "repair" for d in node.decorator_list)
+            if stubbed and empty and node.name in defined and not repaired:
+                raise MarkerError(
+                    f"{where}: the stub of {node.name} would replace the {node.name} an "
+                    "earlier cell defines; decorate it with @repair"
+                )
+            names.append(node.name)
+        elif stubbed and isinstance(node, ast.Assign) and _is_ellipsis(node):
+            for target in node.targets:
+                if isinstance(target, ast.Name) and target.id in defined:
+                    raise MarkerError(
+                        f"{where}: the stub `{target.id} = ...` would replace the "
+                        f"{target.id} an earlier cell defines; stub its body under @repair"
+                    )
+        defined.update(names)
+
+
+def _is_ellipsis(node) -> bool:
+    value = getattr(node, "value", None)
+    return isinstance(value, ast.Constant) and value.value is Ellipsis
 
 
 def find_leaks(solution_nb, exercise_nb) -> list[str]:

@@ -73,7 +73,9 @@ class CheckResult:
     def _ipython_display_(self):
         from course_helpers.checking.feedback import show_result
 
-        show_result(self)
+        shown = _shown_in(self)
+        if shown is None or shown != _current_execution():  # not yet shown in this cell
+            show_result(self)
 
 
 # --------------------------------------------------------------------------- check
@@ -133,7 +135,39 @@ def strict_mode() -> bool:
 def _finish(result: CheckResult) -> CheckResult:
     if strict_mode() and not result.passed:
         raise ExerciseFailed(f"{result.exercise_id} ({result.status}): {result.message}")
+    _show_now(result)
     return result
+
+
+# --------------------------------------------------------------------------- display
+# The verdict is shown where ``check`` is called, not only when it is a cell's last expression
+# (a ``print`` after it, ``if check(...)``, a call inside a function). The cell's displayhook
+# then skips the same result, so it appears exactly once; in a later cell it shows again.
+
+
+def _current_execution():
+    """The running cell's number in a real IPython shell; None outside one."""
+    if "IPython" not in sys.modules:
+        return None
+    from IPython import get_ipython
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = get_ipython()
+    return shell.execution_count if isinstance(shell, InteractiveShell) else None
+
+
+def _shown_in(result: CheckResult):
+    return getattr(result, "_course_shown_in", None)
+
+
+def _show_now(result: CheckResult) -> None:
+    cell = _current_execution()
+    if cell is None:
+        return
+    from course_helpers.checking.feedback import show_result
+
+    show_result(result)
+    object.__setattr__(result, "_course_shown_in", cell)  # frozen: a private mark only
 
 
 def _internal_error(exercise, err: Exception) -> CheckResult:
@@ -155,7 +189,7 @@ def _note_for_hints(exercise, verdict: dx.Diagnosis) -> None:
     """The next hint addresses the mistake this verdict diagnosed (if any)."""
     from course_helpers.checking.hints import note_check
 
-    note_check(exercise.id, "" if verdict.passed else verdict.mistake)
+    note_check(exercise.id, "" if verdict.passed else verdict.mistake, verdict.message)
 
 
 _noted: set[str] = set()

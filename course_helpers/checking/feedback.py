@@ -105,13 +105,13 @@ def show_result(result) -> None:
     display(bundle, raw=True)
     if offer:
         try:
-            button = hint_widget(result.exercise_id)
+            button = hint_widget(result.exercise_id, shown=result.message)
         except Exception:  # no working widgets here: the text above already says hint(ID)
             return
         display_widget(button)
 
 
-def hint_widget(exercise_id: str):
+def hint_widget(exercise_id: str, shown: str = ""):
     """A "Hint" button and an output area; each click reveals the next tiered hint.
 
     Its text form is fixed (``[Hint button for ID]``), so saved notebooks compare
@@ -125,11 +125,12 @@ def hint_widget(exercise_id: str):
         def __repr__(self) -> str:  # the text form saved in notebooks: short and fixed
             return f"[Hint button for {exercise_id}]"
 
+    feedback = shown
     button = widgets.Button(description="Hint", tooltip=f"the next hint for {exercise_id}")
     area = widgets.Output()
 
     def reveal(_button):
-        shown = next_hint(exercise_id)
+        shown = next_hint(exercise_id, feedback)  # never the verdict right above, again
         with area:
             from IPython.display import display
 

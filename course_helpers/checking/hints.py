@@ -2,6 +2,8 @@
 
 When the last check of an exercise diagnosed a typical mistake (a catalogued misconception,
 a pattern the task forbids), the next hint addresses that mistake first; the tiers follow.
+A mistake whose text the verdict itself already showed is not repeated by ``hint(id)`` or
+the Hint button: they give the next tier.
 
 The count of hints shown lives in this kernel only, so restarting the kernel starts
 again at hint 1. In a notebook a hint appears where ``hint(id)`` is called, even when the
@@ -18,6 +20,7 @@ _shown: dict[str, int] = {}
 # exercise id -> the mistake diagnosed by its last check, not hinted at yet / hinted at last
 _pending: dict[str, str] = {}
 _addressed: dict[str, str] = {}
+_verdicts: dict[str, str] = {}  # exercise id -> the text of its last check's verdict
 
 # the bordered block that hints and quizzes are shown in (inline: renders the same everywhere)
 BLOCK_STYLE = "border-left: 4px solid #1565c0; padding: 4px 10px; margin: 4px 0;"
@@ -80,7 +83,7 @@ def hint(exercise_id: str, solution: bool = False) -> HintText:
     """
     if solution:
         return _show_now(_solution(exercise_id))
-    return _show_now(next_hint(exercise_id))
+    return _show_now(next_hint(exercise_id, _verdicts.get(exercise_id, "")))
 
 
 def solution(exercise_id: str) -> HintText:
@@ -88,18 +91,24 @@ def solution(exercise_id: str) -> HintText:
     return _solution(exercise_id)
 
 
-def note_check(exercise_id: str, mistake: str) -> None:
+def note_check(exercise_id: str, mistake: str, verdict: str = "") -> None:
     """Called by ``check``: the mistake its verdict diagnosed ("" for none) is what the next
-    hint addresses, unless that hint was already about this very mistake."""
+    hint addresses, unless that hint was already about this very mistake, or the verdict's
+    own text (``verdict``) already says it word for word: then the next tier comes."""
+    _verdicts[exercise_id] = verdict
     if not mistake:
         _pending.pop(exercise_id, None)
     elif _addressed.get(exercise_id) != mistake:
         _pending[exercise_id] = mistake
 
 
-def next_hint(exercise_id: str) -> HintText:
+def next_hint(exercise_id: str, shown: str = "") -> HintText:
     """The hint about the last check's diagnosed mistake, if one is pending; otherwise
-    advance this kernel's hint counter for the exercise and return that tier."""
+    advance this kernel's hint counter for the exercise and return that tier.
+
+    ``shown`` is feedback already on screen right above the hint (the Hint button under a
+    verdict): a pending mistake whose text it already holds is not repeated; the next tier
+    comes instead."""
     from course_helpers.lessons import get
 
     exercise = get(exercise_id)
@@ -107,6 +116,9 @@ def next_hint(exercise_id: str) -> HintText:
     count = len(hints)
     seen = _shown.get(exercise.id, 0)
     mistake = _pending.pop(exercise.id, "")
+    if mistake and shown and mistake.strip() in shown:
+        _addressed[exercise.id] = mistake
+        mistake = ""
     if mistake:
         _addressed[exercise.id] = mistake
         after = min(seen + 1, count)
@@ -127,7 +139,7 @@ def next_hint(exercise_id: str) -> HintText:
 
 def reset_hints(exercise_id: str | None = None) -> None:
     """Start the hints again at 1 (for one exercise, or for all)."""
-    for counts in (_shown, _pending, _addressed):
+    for counts in (_shown, _pending, _addressed, _verdicts):
         if exercise_id is None:
             counts.clear()
         else:

@@ -27,9 +27,13 @@ def judge(exercise, submission: dict) -> dx.Diagnosis:
                 "with the current course_helpers.",
             )
         answer = submission.get("answer")
+        if _run_failed(exercise, answer):  # lesson 13: a rank crashed or the ranks hung
+            return dx.Diagnosis("error", answer["message"], learner_error=True)
         if _not_answered(exercise, answer):
             return dx.not_attempted()
         judge_kind = JUDGES[exercise.kind]
+        if exercise.kind == "value":
+            answer = _as_reference_float(exercise, answer)
         verdict = judge_kind(exercise, answer)
         if verdict.wrong_format and exercise.kind in ("choice", "error"):
             return verdict  # a prediction in the wrong form: say that, and nothing else
@@ -37,7 +41,10 @@ def judge(exercise, submission: dict) -> dx.Diagnosis:
             from course_helpers.checking.reveal import conceal
 
             verdict = conceal(exercise, answer, verdict)
-        if verdict.status == "failed" or verdict.learner_error:
+        step_order = (submission.get("method") or {}).get("step_order")
+        if (verdict.status == "failed" or verdict.learner_error) and not step_order:
+            # (a step in the wrong order is named by the method note below instead: it can
+            # give the same values as a different typical mistake)
             verdict = _explain_misconception(exercise, answer, verdict)
         if "method" in submission and verdict.status in ("passed", "failed"):
             verdict = _with_method_note(exercise, submission["method"], verdict)
@@ -48,6 +55,15 @@ def judge(exercise, submission: dict) -> dx.Diagnosis:
         if isinstance(err, ReferenceHidden):  # a graded kernel: recorded, judged by the grader
             return dx.Diagnosis("error", str(err))
         return dx.Diagnosis("error", checker_failed(err))
+
+
+def _run_failed(exercise, answer) -> bool:
+    """The answer is the ``RunFailed`` that lesson 13's ``run_on_two_ranks`` gives back."""
+    return (
+        exercise.kind != "error"
+        and dx.kind_of(answer) == "exception"
+        and answer.get("name") == "RunFailed"
+    )
 
 
 def _not_answered(exercise, answer) -> bool:
@@ -96,6 +112,26 @@ def _judge_value(exercise, answer) -> dx.Diagnosis:
     return _with_passed_note(verdict, answer)
 
 
+def _as_reference_float(exercise, answer):
+    """For a task that asks for numbers, not a dtype: a floating answer in the reference's
+    floating dtype (its values compared as they are)."""
+    import torch
+
+    reference = exercise.reference
+    if not (
+        getattr(exercise, "any_float_dtype", False)
+        and dx.kind_of(answer) == "tensor"
+        and answer["data"] is not None
+        and answer["data"].is_floating_point()
+        and isinstance(reference, torch.Tensor)
+        and reference.is_floating_point()
+    ):
+        return answer
+    dtype = dx.dtype_name(reference.dtype)
+    data = answer["data"].to(reference.dtype)
+    return {**answer, "dtype": dtype, "data": data, "given_dtype": answer["dtype"]}
+
+
 def _with_passed_note(verdict: dx.Diagnosis, answer) -> dx.Diagnosis:
     if verdict.passed and dx.kind_of(answer) == "tensor" and answer["data"] is None:
         return dx.passed(
@@ -103,8 +139,9 @@ def _with_passed_note(verdict: dx.Diagnosis, answer) -> dx.Diagnosis:
             "on the 'meta' device (a meta tensor has no values to compare)."
         )
     if verdict.passed and dx.kind_of(answer) == "tensor":
+        dtype = answer.get("given_dtype", answer["dtype"])  # as given (any_float_dtype)
         return dx.passed(
-            f"Correct: shape {dx.fmt_shape(answer['shape'])}, dtype torch.{answer['dtype']}, "
+            f"Correct: shape {dx.fmt_shape(answer['shape'])}, dtype torch.{dtype}, "
             "and the values match."
         )
     return verdict
@@ -150,8 +187,10 @@ def _judge_error(exercise, answer) -> dx.Diagnosis:
         return _judge_no_error(exercise, answer)
     if kind in ("exception_class", "exception"):
         name = answer["name"]
-    elif kind == "str":
-        return _error_as_string(answer, expected)
+    elif kind == "str":  # its name is right too: "ValueError", "torch.OutOfMemoryError"
+        name = _error_name(answer, expected.__mro__, exercise.explanations)
+        if name is None:
+            return _error_as_string(answer, expected)
     else:
         return dx.wrong_format(
             f"Your answer is {dx.python_type_name(answer)}; answer with an exception class "
@@ -181,8 +220,22 @@ def _judge_error(exercise, answer) -> dx.Diagnosis:
 ERROR_EXAMPLE = "KeyError"
 
 
+def _error_name(answer: str, mro, explanations) -> str | None:
+    """The exception a string answer names, spelt exactly (judged like the class itself);
+    None for any other string (then the answer is in the wrong form, and told so)."""
+    import builtins
+
+    name = answer.strip().rsplit(".", 1)[-1]
+    if not name.isidentifier() or name == "None":
+        return None
+    if _canonical_error_name(name, mro, explanations) != name:  # "indexerror": not its name
+        return None
+    known = isinstance(getattr(builtins, name, None), type) or name in {c.__name__ for c in mro}
+    return name if known or name in explanations or name.endswith(("Error", "Exception")) else None
+
+
 def _error_as_string(answer: str, expected: type | None) -> dx.Diagnosis:
-    """One format per kind: the class itself. Rewrite the learner's own string as a class."""
+    """A string that is not an exception's exact name: rewrite it as the class (or name)."""
     import builtins
 
     mro = expected.__mro__ if expected is not None else (BaseException,)
@@ -198,7 +251,7 @@ def _error_as_string(answer: str, expected: type | None) -> dx.Diagnosis:
         )
     return dx.wrong_format(
         f"Your answer is the string {answer!r}: answer with the class itself, e.g. {name} (no "
-        "quotes), not its name as a string."
+        f"quotes), or its exact name, {name!r}."
     )
 
 

@@ -34,6 +34,36 @@ WHY = {
         "example needs: name the dim, e.g. `.squeeze(1)`."
     ),
     "with:no_grad": "the task asks for a `with torch.no_grad():` block, and your code has none.",
+    "with:no_grad|inference_mode": (
+        "the task asks for a block that records no graph, `with torch.no_grad():` (or "
+        "`with torch.inference_mode():`), and your code has none."
+    ),
+    "call:register_hook": (
+        "the task asks you to halve the gradient with a hook on u (`u.register_hook(...)`, "
+        "registered before backward()): a changed formula gives the same number here, but "
+        "it is not the technique the exercise practises."
+    ),
+    "call:grad": (
+        "the task asks for the derivatives from `torch.autograd.grad` (with "
+        "create_graph=True), not from a formula typed by hand."
+    ),
+    "call:backward": (
+        "the task asks you to call `.backward()` on the second derivative, so that autograd "
+        "itself fills x.grad."
+    ),
+    "call:backward|grad": (
+        "the task asks for the gradient from autograd (`loss.backward()` or "
+        "`torch.autograd.grad`), not from a formula typed by hand."
+    ),
+    "call:isfinite": (
+        "the task asks for `torch.isfinite` on a float64 tensor of the losses, so that "
+        "`inf`, `-inf` and `nan` are all found in one vectorised test."
+    ),
+    "call:barrier": (
+        "the task asks that no rank reads the file before it is complete: a "
+        "`dist.barrier()` between rank 0's save and the loads makes the others wait. Without "
+        "it the run can pass by luck, as here, and fail on another machine."
+    ),
     # integer matrix products: the CPU has them, CUDA does not (torch 2.x)
     **dict.fromkeys(
         ("op:matmul", "call:matmul", "call:mm"),
@@ -65,6 +95,8 @@ def wants_inspection(exercise) -> bool:
         or getattr(exercise, "must_build_no_graph", False)
         or getattr(exercise, "keep_lines", "")
         or getattr(exercise, "reach_parameters", False)
+        or getattr(exercise, "check_leaf_grads", False)
+        or getattr(exercise, "check_step_order", False)
     )
 
 
@@ -97,6 +129,17 @@ def inspect_answer(exercise, answer: Any) -> dict:
         if tree is not None:
             record.update(checked=True, where="answer cell")
             record.update(compare_lines(exercise.keep_lines, tree))
+    if getattr(exercise, "check_step_order", False):
+        from course_helpers.checking.task_checks import step_order
+
+        source, where = _source_of(exercise, answer)
+        tree = _parse(source)
+        if tree is not None:
+            record.update(checked=True, where=where, step_order=step_order(tree))
+    if getattr(exercise, "check_leaf_grads", False):
+        from course_helpers.checking.task_checks import leaf_grads
+
+        record["leaf_grads"] = leaf_grads(answer)
     if getattr(exercise, "reach_parameters", False) and callable(answer):
         from course_helpers.checking.task_checks import cut_off_parameters
 
@@ -120,8 +163,15 @@ def verdict_note(exercise, record: Any, values_right: bool = True) -> str:
         if pattern in exercise.require:
             text = WHY.get(pattern, f"the task asks for {_shown(pattern)}.")
             notes.append(text[:1].upper() + text[1:])
-    from course_helpers.checking.task_checks import line_notes
+    from course_helpers.checking.task_checks import line_notes, wrong_leaf_grads
 
+    if getattr(exercise, "check_leaf_grads", False):
+        record = {
+            **record,
+            "wrong_leaf_grads": wrong_leaf_grads(record.get("leaf_grads"), exercise.reference),
+        }
+    if values_right:  # a step-order finding explains wrong values only
+        record = {**record, "step_order": ""}
     notes.extend(line_notes(record))
     ops = record.get("graph_ops")
     if exercise.must_build_no_graph and isinstance(ops, int) and ops > 0:
@@ -138,10 +188,12 @@ def _shown(pattern: str) -> str:
     if kind == "attr":
         return f"`.{name}`"
     if kind == "call":
-        return f"`.{name}`" if name.endswith(")") else f"`.{name}()`"
+        return " or ".join(
+            f"`.{part}`" if part.endswith(")") else f"`.{part}()`" for part in name.split("|")
+        )
     if kind == "op":
         return {"matmul": "`@`"}.get(name, f"the `{name}` operator")
-    return f"`with torch.{name}()`"
+    return " or ".join(f"`with torch.{alternative}()`" for alternative in name.split("|"))
 
 
 def uses(tree: ast.AST, patterns) -> set[str]:
@@ -158,15 +210,24 @@ def _matches(node: ast.AST, pattern: str) -> bool:
     kind, _, name = pattern.partition(":")
     if kind == "attr":
         return isinstance(node, ast.Attribute) and node.attr == name
-    if kind == "call":
-        bare = name.endswith("()")
-        method = name.removesuffix("()")
+    if kind == "call":  # "call:a|b": either method
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             return False
-        return node.func.attr == method and (not bare or not (node.args or node.keywords))
-    if kind == "with":
+        owner = node.func.value
+        if isinstance(owner, ast.Name) and owner.id in ("math", "np", "numpy"):
+            return False  # math.isfinite is not torch.isfinite: patterns name torch's tools
+        for alternative in name.split("|"):
+            bare = alternative.endswith("()")
+            if node.func.attr == alternative.removesuffix("()") and (
+                not bare or not (node.args or node.keywords)
+            ):
+                return True
+        return False
+    if kind == "with":  # "with:a|b": either context manager
         return isinstance(node, (ast.With, ast.AsyncWith)) and any(
-            name in ast.unparse(item.context_expr) for item in node.items
+            alternative in ast.unparse(item.context_expr)
+            for item in node.items
+            for alternative in name.split("|")
         )
     if kind == "op":  # a @ b, and a @= b
         operator = _OPERATORS.get(name)

@@ -16,6 +16,7 @@ from course_helpers.checking import diagnosis as dx
 from course_helpers.checking.values import all_close
 
 HOW_TO_CONTINUE = "Work through it again by hand; the expected values are not shown here."
+VALUES_RIGHT = "Your values are right, but not in the expected dtype or type."
 
 
 def conceal(exercise, answer: Any, verdict: dx.Diagnosis) -> dx.Diagnosis:
@@ -26,12 +27,46 @@ def conceal(exercise, answer: Any, verdict: dx.Diagnosis) -> dx.Diagnosis:
     exp = _as_tensor(dx.describe(exercise.reference))
     if got is None or exp is None or got.shape != exp.shape:
         # wrong kind or shape: those messages name no values, unless one slipped in
-        return verdict if not _names_any(verdict.message, exp) else dx.failed(HOW_TO_CONTINUE)
+        if not _names_any(verdict.message, exp):
+            return verdict
+        if dx.kind_of(answer) in ("ndarray", "numpy_scalar"):  # say what the answer is
+            return dx.failed(
+                f"Your answer is {dx.python_type_name(answer)}, not a tensor: convert it with "
+                f"torch.tensor(...). {HOW_TO_CONTINUE}"
+            )
+        return dx.failed(HOW_TO_CONTINUE)
+    if exercise.kind == "autograd" and dx.kind_of(answer) == "tensor":
+        same_dtype = answer["dtype"] == str(exp.dtype).removeprefix("torch.")
+        if same_dtype and how_far_off(got, exp, exercise.rtol, exercise.atol) == VALUES_RIGHT:
+            return _conceal_other_attribute(exercise, answer, verdict)
     first = ""
     if dx.kind_of(answer) == "tensor" and answer["dtype"] != str(exp.dtype).removeprefix("torch."):
         first = verdict.message.split(":", 1)[0] + ". "  # "Your answer has dtype X but Y ..."
+    elif (
+        dx.kind_of(answer) in ("ndarray", "numpy_scalar", "number")
+        and dx.kind_of(dx.describe(exercise.reference)) == "tensor"
+    ):  # name the type the answer has (the values may well be right)
+        numpy = type(answer).__module__ == "numpy"  # np.float64 is a float, kept as it is
+        kind = f"a NumPy {type(answer).__name__}" if numpy else dx.python_type_name(answer)
+        first = f"Your answer is {kind}, but a tensor is expected: wrap it with torch.tensor(...). "
     found = how_far_off(got, exp, exercise.rtol, exercise.atol)
     return dx.failed(first + found + " " + HOW_TO_CONTINUE)
+
+
+def _conceal_other_attribute(exercise, answer, verdict: dx.Diagnosis) -> dx.Diagnosis:
+    """An autograd answer whose values are right failed on another attribute (its .grad,
+    requires_grad...): say that one, still without the expected values."""
+    exp_record = dx.describe(exercise.reference)
+    if not _names_any(verdict.message, _as_tensor(exp_record.get("grad") or {})):
+        if not _names_any(verdict.message, _as_tensor(exp_record)):
+            return verdict  # e.g. "requires_grad=False but ... True": nothing to hide
+    got, wanted = _as_tensor(answer.get("grad") or {}), _as_tensor(exp_record.get("grad") or {})
+    if got is None or wanted is None or got.shape != wanted.shape:
+        return dx.failed(f"Your tensor's values are right, but its .grad is not. {HOW_TO_CONTINUE}")
+    found = how_far_off(got, wanted, exercise.rtol, exercise.atol)
+    return dx.failed(
+        f"Your tensor's values are right, but its .grad is not: {found} {HOW_TO_CONTINUE}"
+    )
 
 
 def how_far_off(got, exp, rtol: float | None = None, atol: float | None = None) -> str:
@@ -44,10 +79,17 @@ def how_far_off(got, exp, rtol: float | None = None, atol: float | None = None) 
     bad = ~dx.close_mask(g, e, rtol, atol)
     wrong = int(bad.sum())
     if wrong == 0:
-        return "Your values are right, but not in the expected dtype or type."
+        return VALUES_RIGHT
     parts = []
     if total > 1:
         parts.append(f"{wrong} of {total} values differ from the expected ones.")
+    odd = int((~torch.isfinite(g)).sum())
+    if odd:  # name it: a NaN or inf is no "larger or smaller" than a number
+        which = "is NaN or infinite" if odd == 1 else "are NaN or infinite"
+        parts.append(
+            f"{odd} of your values {which} (e.g. from 0/0, or a placeholder such as "
+            "float('nan')): put the number you worked out there."
+        )
     finite = bool(torch.isfinite(g).all()) and bool(torch.isfinite(e).all())
     if finite and bool((e != 0).any()):
         factor = float((g * e).sum() / (e * e).sum())

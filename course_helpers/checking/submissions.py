@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from course_helpers.checking import diagnosis as dx
+from course_helpers.checking.repairs import does_nothing as _does_nothing
 from course_helpers.lessons.model import fresh_rng
 
 GRADING_ENV = "COURSE_GRADING_DIR"
@@ -82,7 +83,12 @@ def collect(exercise, answer: Any) -> dict:
 
 
 def _run_function(exercise, function) -> dict:
+    from course_helpers.checking.repairs import unanswered
     from course_helpers.environment.notebook import cpu_generator
+
+    name = getattr(function, "__name__", type(function).__name__)
+    if unanswered(function):  # a script's version kept by @repair: not answered, not run
+        function = _stub
 
     runs = []
     for args in fresh_rng(lambda: exercise.cases(cpu_generator(CASE_SEED))):
@@ -91,7 +97,6 @@ def _run_function(exercise, function) -> dict:
         given = tuple(args)
         run = call_and_record(function, given)
         runs.append(run)
-    name = getattr(function, "__name__", type(function).__name__)
     return {"_r": "function_run", "name": name, "runs": runs, "stub": _is_untouched_stub(function)}
 
 
@@ -108,6 +113,10 @@ def call_and_record(function, given: tuple) -> dict:
     return run
 
 
+def _stub(*args):
+    """What an unanswered ``@repair`` stub counts as: a function that does nothing."""
+
+
 def _is_untouched_stub(function) -> bool:
     """True for a function whose body is still only ``...`` (a docstring may stay), or that
     calls such a function defined next to it (a probe around a stub, as in 11.evaluate)."""
@@ -116,23 +125,16 @@ def _is_untouched_stub(function) -> bool:
         return False
     if _does_nothing(code):
         return True
-    names = getattr(function, "__globals__", {})
-    return any(_does_nothing(getattr(names.get(name), "__code__", None)) for name in code.co_names)
+    return any(_does_nothing(getattr(f, "__code__", None)) for f in _globals_used(function))
 
 
-def _does_nothing(code) -> bool:
-    """The bytecode of ``def f(...): ...`` (or a body of only a docstring): return None."""
-    import dis
-    import types
-
-    if not isinstance(code, types.CodeType):
-        return False
-    steps = [
-        (i.opname, i.argval)
-        for i in dis.get_instructions(code)
-        if i.opname not in ("RESUME", "NOP", "CACHE")
-    ]
-    return steps in ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
+def _globals_used(function) -> list:
+    """The global objects a function's code names (those defined next to it)."""
+    code = getattr(function, "__code__", None)
+    names = getattr(function, "__globals__", None)
+    if code is None or not isinstance(names, dict):
+        return []
+    return [names[name] for name in code.co_names if name in names]
 
 
 def _first_line(text: str, limit: int = 300) -> str:

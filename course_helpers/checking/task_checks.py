@@ -107,6 +107,17 @@ def line_notes(record: dict) -> list[str]:
             f"Your cell lacks {_lines(missing)} of the task's code. Keep every line; change "
             "only their order."
         )
+    order = record.get("step_order")
+    if order in STEP_ORDER_NOTES:
+        notes.append(STEP_ORDER_NOTES[order])
+    wrong = record.get("wrong_leaf_grads")
+    if wrong:
+        notes.append(
+            f"The graph behind your tensor leads to {_count(wrong, 'tensor')} it was made from "
+            f"whose .grad is wrong ({'; '.join(wrong)}): part of the computation after it was "
+            "cut off from autograd (a .detach(), .item() or a copy). Build every later step "
+            "from the tensors themselves, so backward() follows every path."
+        )
     cut = record.get("cut_off") or {}
     if cut.get("names"):
         names = ", ".join(cut["names"])
@@ -130,3 +141,94 @@ def _lines(lines: list[str]) -> str:
 
 def _them(names: list[str]) -> str:
     return "it" if len(names) == 1 else "them"
+
+
+# ----------------------------------------------------------------- leaves' gradients
+
+
+def leaf_grads(tensor) -> list | None:
+    """The .grad of every leaf the graph behind ``tensor`` reaches (graph order, each once);
+    None when ``tensor`` has no graph."""
+    import torch
+
+    from course_helpers.records import describe
+
+    if not isinstance(tensor, torch.Tensor) or tensor.grad_fn is None:
+        return None
+    grads, seen, queue = [], set(), [tensor.grad_fn]
+    while queue:
+        node = queue.pop(0)
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        variable = getattr(node, "variable", None)  # an AccumulateGrad node: a leaf
+        if variable is not None:
+            grads.append(describe(variable.grad))
+        queue.extend(next_node for next_node, _ in node.next_functions)
+    return grads
+
+
+def wrong_leaf_grads(got: list | None, reference) -> list[str]:
+    """The leaf gradients in ``got`` that match none of the reference's (as short texts)."""
+    from course_helpers.checking.values import all_close
+    from course_helpers.records import fmt_values, kind_of
+
+    wanted = leaf_grads(reference) or []
+    if got is None or not wanted:
+        return []
+
+    def same(a, b) -> bool:
+        if kind_of(a) != "tensor" or kind_of(b) != "tensor" or a["shape"] != b["shape"]:
+            return kind_of(a) == kind_of(b) == "none"
+        return all_close(a["data"].double(), b["data"].double())
+
+    wrong = []
+    for grad in got:
+        if not any(same(grad, w) for w in wanted):
+            wrong.append("None" if kind_of(grad) == "none" else fmt_values(grad["data"]))
+    return wrong
+
+
+def _count(items: list, noun: str) -> str:
+    return f"a {noun}" if len(items) == 1 else f"{len(items)} {noun}s"
+
+
+# ----------------------------------------------------------------- a training step's order
+
+STEP_ORDER_NOTES = {
+    "step_before_backward": (
+        "Your code calls step() before backward(): step() runs before this iteration's "
+        "gradients exist and applies whatever .grad holds then (the previous iteration's, or "
+        "nothing after zero_grad()). The order of one training step is zero_grad(), forward "
+        "and loss, backward(), step()."
+    ),
+    "zero_grad_between": (
+        "Your code calls zero_grad() after backward() and before step(): it erases the "
+        "gradients backward() just computed, so step() has nothing to apply. Clear the old "
+        "gradients before backward() (or after step())."
+    ),
+}
+
+
+def step_order(tree) -> str:
+    """A training step's calls in the wrong order, read from the code: "step_before_backward",
+    "zero_grad_between" or "" (in order, or not all there). A scheduler's step() is not the
+    optimizer's."""
+    import ast
+
+    calls = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            name = node.func.attr
+            owner = ast.unparse(node.func.value).lower()
+            if name in ("zero_grad", "backward", "step") and "sched" not in owner:
+                calls.append((node.lineno, node.col_offset, name))
+    order = [name for _, _, name in sorted(calls)]
+    if "backward" not in order or "step" not in order:
+        return ""
+    first_backward, first_step = order.index("backward"), order.index("step")
+    if first_step < first_backward:
+        return "step_before_backward"
+    if "zero_grad" in order[first_backward:first_step]:
+        return "zero_grad_between"
+    return ""

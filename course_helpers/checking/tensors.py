@@ -274,7 +274,15 @@ def _function_dtype_message(got: dict, exp: dict, subject: str, inputs: tuple) -
     """A function's output dtype: name the property that holds for every input, not a cast."""
     gd, ed = got["dtype"], exp["dtype"]
     text = f"{subject} has dtype torch.{gd} but torch.{ed} is expected."
-    if any(kind_of(x) == "tensor" and x["dtype"] == ed for x in inputs):
+    tensors = [x for x in inputs if kind_of(x) == "tensor"]
+    matching = [x for x in tensors if x["dtype"] == ed]
+    if matching and len(matching) < len(tensors):  # the task takes one input's dtype
+        return text + (
+            f" Your function must work for every input: take the dtype from the input that "
+            f"has torch.{ed} here (dtype=that_input.dtype, or .to(that_input)), not from a "
+            "literal dtype= or another input."
+        )
+    if matching:
         return text + (
             " Your function must work for every input: keep the input's dtype (make new "
             "tensors with dtype=x.dtype, x an input; a Python float or a literal dtype= "
@@ -335,8 +343,10 @@ def _autograd_flags_message(got: dict, exp: dict, subject: str) -> str:
         if got["is_leaf"]:
             return (
                 f"{subject} has requires_grad=True but the expected tensor does not track "
-                "gradients: it is a leaf you created with requires_grad=True (or a parameter); "
-                "create it without, or freeze it with .requires_grad_(False)."
+                "gradients: it is a leaf that requires grad (a parameter, or a tensor you "
+                "created with requires_grad=True). Hand in a detached copy, .detach(), or "
+                "create it without requires_grad=True; .requires_grad_(False) would change the "
+                "tensor itself (a parameter would stop training)."
             )
         return (
             f"{subject} has requires_grad=True but the expected tensor does not track gradients: "

@@ -75,6 +75,9 @@ class Exercise:
     explanations: Mapping[str, str] = field(default_factory=dict)
     # by-hand / prediction exercises: False = feedback says how far off, never the expected values
     reveal_values: bool = True
+    # value: the task asks for numbers, not a dtype: any floating dtype with the right values
+    # passes (e.g. a by-hand answer built in float64)
+    any_float_dtype: bool = False
     # method checks (checking.method_checks): code patterns the task forbids / requires,
     # e.g. forbid=("attr:data", "call:squeeze()", "op:matmul"), require=("with:no_grad",)
     forbid: tuple[str, ...] = ()
@@ -91,6 +94,12 @@ class Exercise:
     # a function whose result must stay connected to every parameter of its module argument
     # (e.g. a penalty added to the loss): probed with autograd in the kernel
     reach_parameters: bool = False
+    # autograd: the leaves the answer's graph reaches must end with the reference's .grad
+    # (a graph cut after the answer, e.g. by .detach(), leaves one of them wrong)
+    check_leaf_grads: bool = False
+    # a training loop: zero_grad(), backward() and step() in the answer's code must come in
+    # order; a wrong order is named instead of a typical mistake with the same values
+    check_step_order: bool = False
 
     def __post_init__(self):
         if self.kind not in KINDS:

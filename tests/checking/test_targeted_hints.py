@@ -83,3 +83,29 @@ def test_a_demo_check_leaves_the_hints_alone():
     entry = _entry("03.permute_shape", "inverse permutation")
     check("03.permute_shape", entry.build_answer(), demo=True)
     assert str(next_hint("03.permute_shape")).startswith("Hint 1/")
+
+
+def test_the_hint_button_under_a_verdict_does_not_repeat_it():
+    """Issue 24 (3): the Hint button right under the feedback gives the next tier, not the
+    feedback's own text again; hint(id) in a later cell still addresses the mistake."""
+    from course_helpers.checking.feedback import hint_widget
+    from course_helpers.checking.hints import _shown
+
+    entry = _entry("03.permute_shape", "inverse permutation")
+    result = check("03.permute_shape", entry.build_answer())
+    assert entry.hint_text in result.message
+    button = hint_widget("03.permute_shape", shown=result.message).children[0]
+    button.click()
+    assert _shown["03.permute_shape"] == 1  # the first click gave tier 1
+    shown = next_hint("03.permute_shape", shown=result.message)
+    assert str(shown).startswith("Hint 2/")
+
+
+def test_hint_after_a_check_does_not_repeat_its_verdict():
+    """Issue 24 (3): hint(id) right after a failed check gives something new: a targeted
+    hint whose text the verdict already showed is skipped, the tiers come instead."""
+    entry = _entry("03.permute_shape", "inverse permutation")
+    result = check("03.permute_shape", entry.build_answer())
+    assert entry.hint_text in result.message
+    shown = str(hint("03.permute_shape"))
+    assert shown.startswith("Hint 1/") and entry.hint_text not in shown

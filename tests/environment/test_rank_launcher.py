@@ -128,5 +128,6 @@ def test_run_on_two_ranks_returns_values_and_reports_a_crash_without_a_traceback
 
         os._exit(3)  # dies without a Python traceback
 
-    assert run_on_two_ranks(crashes) is None
+    failure = run_on_two_ranks(crashes)
+    assert type(failure).__name__ == "RunFailed" and "ended with exit code 3" in str(failure)
     assert "ended with exit code" in capsys.readouterr().out

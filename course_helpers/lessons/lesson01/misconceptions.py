@@ -61,8 +61,9 @@ MISCONCEPTIONS = [
         label="float arange",
         build_answer=lambda: torch.arange(12.0).reshape(3, 4),
         message=(
-            "Giving arange a float (12.0) makes every element a float. Whole numbers 0, 1, 2, "
-            "... come out as integers when arange gets integer arguments."
+            "Your numbers are floats. A float argument (arange(12.0)) or torch.Tensor(...), "
+            "which always makes float32, gives floats; whole numbers 0, 1, 2, ... come out as "
+            "integers when arange gets integer arguments."
         ),
     ),
     # --- 01.linspace_points ---
@@ -90,8 +91,9 @@ MISCONCEPTIONS = [
         label="step = range / points",
         build_answer=lambda: torch.arange(-1, 1, 0.4),
         message=(
-            "Dividing the range by the number of points gives one gap too few: n points "
-            "have n - 1 gaps between them, and arange never reaches its end value anyway."
+            "Dividing the range by the number of points gives one gap too many (so a step "
+            "too small): n points have n - 1 gaps between them, and arange never reaches its "
+            "end value anyway."
         ),
     ),
     # --- 01.every_other_column ---

@@ -132,10 +132,10 @@ EXERCISES = [
             "is (N,)?",
             "It is (N, N): every prediction meets every target. Make the two shapes equal "
             "before subtracting.",
-            "Remove the size-1 column of prediction by naming its dim (never squeeze() with no "
-            "dim), then take the mean of the squared differences.",
+            "Remove the size-1 column of prediction (naming its dim, squeeze(1), is the safe "
+            "habit), then take the mean of the squared differences.",
         ),
-        forbid=("call:squeeze()",),
+        # no forbid: squeeze() is right for every (N, 1) and (N,) pair, and the task allows it
         solution=(
             "def mse(prediction, target):\n"
             "    return ((prediction.squeeze(1) - target) ** 2).mean()"

@@ -132,6 +132,7 @@ EXERCISES = [
         lesson=LESSON,
         kind="value",
         reveal_values=False,
+        any_float_dtype=True,  # the task asks for two numbers: float64 is right too
         build_reference=_hand_chain_rule,
         hints=(
             "Write f = a**2 * b + b and differentiate with respect to a, then with respect to b.",
@@ -148,6 +149,7 @@ EXERCISES = [
         kind="autograd",
         build_reference=_kept_intermediate,
         attributes=("grad", "is_leaf", "grad_fn"),
+        check_leaf_grads=True,  # f must reach a through both paths, not only u.grad
         hints=(
             "u is not a leaf, so backward() does not store its gradient unless you ask first.",
             "Call u.retain_grad() after computing u and before f.backward().",
@@ -303,6 +305,7 @@ EXERCISES = [
         title="Halve a gradient with a hook",
         lesson=LESSON,
         kind="autograd",
+        require=("call:register_hook",),  # the task names the hook
         build_reference=_hook_halved,
         attributes=("grad",),
         hints=(

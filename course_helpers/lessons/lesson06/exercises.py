@@ -171,6 +171,7 @@ EXERCISES = [
         title="Fix a training loop",
         lesson=LESSON,
         kind="function",
+        check_step_order=True,
         build_reference=lambda: _fit_line,
         cases=_fit_line_cases,
         hints=(
@@ -221,6 +222,7 @@ EXERCISES = [
         lesson=LESSON,
         kind="value",
         reveal_values=False,
+        any_float_dtype=True,  # factors, not a dtype: float64 is right too
         build_reference=lambda: torch.tensor([0.4, 0.4, 0.2]),
         hints=(
             "Which sizes does a batch of 10 split into with .split(4)?",

@@ -338,13 +338,13 @@ EXERCISES = [
         kind="value",
         must_build_no_graph=True,
         forbid=("call:detach", "attr:data"),
-        require=("with:no_grad",),
+        require=("with:no_grad|inference_mode",),  # the lesson teaches both for metrics
         context="no_graph",
         build_reference=_eval_mean_loss_and_last_loss,
         hints=(
             "Two fixes: build no graph at all, and accumulate a number rather than a tensor.",
-            "Wrap the loop in `with torch.no_grad():`; inside it, name each batch's loss `loss` "
-            "and add loss.item() to total.",
+            "Wrap the loop in `with torch.no_grad():` (or `torch.inference_mode()`); inside "
+            "it, name each batch's loss `loss` and add loss.item() to total.",
             "Start a float total at 0.0; put the whole loop inside one no_grad block;"
             " for each batch name its MSE loss `loss` and add its Python number to "
             "total; afterwards divide by the number of batches and answer with "

@@ -226,6 +226,7 @@ EXERCISES = [
         title="A third derivative in x.grad",
         lesson=LESSON,
         kind="autograd",
+        require=("call:grad", "call:backward"),  # autograd, not a formula
         build_reference=_third_derivative_leaf,
         attributes=("grad", "is_leaf", "requires_grad"),
         hints=(

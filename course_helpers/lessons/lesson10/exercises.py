@@ -288,6 +288,7 @@ EXERCISES = [
         title="Make the scale learn",
         lesson=LESSON,
         kind="value",
+        check_step_order=True,
         build_reference=_trained_scale,
         hints=(
             "After training, scale is still all ones: is it in model.parameters()? Is it in "
@@ -378,6 +379,7 @@ EXERCISES = [
         title="Train the new head",
         lesson=LESSON,
         kind="value",
+        check_step_order=True,
         build_reference=_trained_head_weight,
         keep_lines=_HEAD_TASK,
         hints=(

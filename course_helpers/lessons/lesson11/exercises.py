@@ -216,6 +216,7 @@ EXERCISES = [
         build_reference=lambda: _gd_step,
         cases=_gd_step_cases,
         forbid=("attr:data",),
+        require=("call:backward|grad",),  # "use autograd to get the gradient"
         context="no_graph",
         hints=(
             "Make a copy of w that requires grad, compute the mean squared error of x @ w "
@@ -290,6 +291,7 @@ EXERCISES = [
         title="Repair a loop that never zeroes",
         lesson=LESSON,
         kind="value",
+        check_step_order=True,
         build_reference=_fixed_loop_weight,
         rtol=1e-4,
         atol=1e-5,

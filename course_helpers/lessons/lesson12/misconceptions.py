@@ -169,8 +169,9 @@ MISCONCEPTIONS = [
         build_answer=lambda: ["hidden.bias", "hidden.weight", "out_b", "skip.bias", "skip.weight"],
         message=(
             "out_w is still missing. A plain tensor attribute (even with requires_grad=True) "
-            "or a buffer is not a parameter: named_parameters() does not list it, so neither "
-            "the optimizer nor .to() sees it as one. Wrap it so that the module registers it."
+            "is not a parameter: named_parameters() does not list it, the optimizer never "
+            "trains it and .to() does not move it. A buffer is moved by .to() but not trained "
+            "either. Wrap out_w so that the module registers it as a parameter."
         ),
     ),
     # --- 12.broadcast_shape ---

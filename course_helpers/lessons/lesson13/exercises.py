@@ -40,6 +40,21 @@ def _counted_save(obj, f, *args, **kwargs):
 
 
 torch.save = _counted_save
+_allreduces = []
+
+
+class DDP(DDP):  # counts its gradient all-reduces: one communication-hook call per bucket
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.register_comm_hook(None, _counted_allreduce)
+
+
+def _counted_allreduce(state, bucket):
+    from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
+
+    _allreduces.append(bucket.index())
+    return allreduce_hook(state, bucket)
 """
 
 _SCRIPT_TAIL = """
@@ -54,7 +69,8 @@ def _main(workdir):
             f.write(traceback.format_exc())
         raise
     results = [None] * world_size
-    dist.all_gather_object(results, {{"value": value, "saves": len(_saves)}})
+    mine = {{"value": value, "saves": len(_saves), "allreduces": len(_allreduces)}}
+    dist.all_gather_object(results, mine)
     if rank == 0:
         _real_save(results, os.path.join(workdir, "results.pt"))
     dist.destroy_process_group()
@@ -80,6 +96,66 @@ def _does_nothing(function) -> bool:
     return steps in ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
 
 
+class RunFailed(RuntimeError):
+    """What ``run_on_two_ranks`` gives back when the run failed: its message says on which
+    rank and with which error (or that the ranks hung). ``check`` shows that message."""
+
+
+def _failure(run, workdir, timeout: float) -> str | None:
+    """Why a launch failed, naming the rank and its error; None when it succeeded."""
+    from pathlib import Path
+
+    if run.timed_out:
+        hung = [rank for rank, code in enumerate(run.codes) if code in (-9, None)]
+        which = f"rank {hung[0]}" if len(hung) == 1 else "the ranks"
+        return (
+            f"The run failed: {which} did not finish within {timeout:.0f} s, most likely a "
+            "hang, e.g. a collective (all_reduce, barrier) that only one rank calls."
+        )
+    # the rank that failed first is the cause; the others' collectives then fail with it
+    # (a gloo "connection closed by peer" on the rank that was waiting)
+    errors = sorted(
+        Path(workdir).glob("error_rank*.txt"),
+        key=lambda path: (_peer_failure(path.read_text()), path.stat().st_mtime_ns, path.name),
+    )
+    if run.ok and not errors:
+        return None
+    if errors:
+        lines = [line for line in errors[0].read_text().strip().splitlines() if line.strip()]
+        rank = errors[0].stem.replace("error_rank", "")
+        text = f"The run failed on rank {rank} with {lines[-1]}"
+        # the last line of the learner's own code that ran (job.py is the script written here)
+        mine = [i for i, line in enumerate(lines) if 'job.py", line' in line]
+        if mine and mine[-1] + 1 < len(lines):
+            where = lines[mine[-1]].strip().rsplit(", ", 1)[-1]  # "in save_then_load"
+            text += f"\nIn your code ({where}): {lines[mine[-1] + 1].strip()}"
+        if "timed out" in lines[-1].lower():
+            text += (
+                "\nA collective that times out waited for a rank that never called it (e.g. "
+                "a barrier or all_reduce inside `if rank == 0:`)."
+            )
+        return text
+    failed = [(r, c) for r, c in enumerate(run.codes) if c != 0]
+    # a rank the launcher stopped because the other failed shows -9: report the other
+    rank, code = next(((r, c) for r, c in failed if c != -9), failed[0])
+    log = run.logs[rank].read_text() if run.logs[rank].exists() else ""
+    lines = [line for line in log.strip().splitlines() if line.strip()]
+    last = "\n".join(lines[-8:]) or "(none)"
+    return (
+        f"The run failed on rank {rank}: it ended with exit code {code} and no Python error; "
+        f"its last output:\n{last}"
+    )
+
+
+def _peer_failure(traceback_text: str) -> bool:
+    """A collective that failed because another rank went away (not this rank's own bug)."""
+    text = traceback_text.lower()
+    return any(
+        mark in text
+        for mark in ("gloo/transport", "connection closed by peer", "remote worker", "nccl error")
+    )
+
+
 def run_on_two_ranks(main, *helpers, timeout: float = 120):
     """Run ``main(rank, world_size, workdir)`` in two CPU processes (gloo), as torchrun would.
 
@@ -89,9 +165,11 @@ def run_on_two_ranks(main, *helpers, timeout: float = 120):
 
     ``helpers`` are further functions ``main`` calls; every function must be self-contained
     (it may use torch, dist, nn, F, DDP, DataLoader, TensorDataset, DistributedSampler).
-    Returns the ranks' results in rank order, each ``{"value": ..., "saves": n}`` where
-    ``n`` counts that rank's ``torch.save`` calls; ``...`` while a function is still the
-    exercise stub; ``None`` (after printing the failing rank's error) when the run fails.
+    Returns the ranks' results in rank order, each ``{"value": ..., "saves": n,
+    "allreduces": m}`` where ``n`` counts that rank's ``torch.save`` calls and ``m`` the
+    gradient all-reduces of the rank's ``DDP`` models (counted by a communication hook);
+    ``...`` while a function is still the exercise stub; a :class:`RunFailed` (after
+    printing it) when the run fails, which ``check`` reports with the rank and its error.
     """
     import inspect
     import tempfile
@@ -102,42 +180,27 @@ def run_on_two_ranks(main, *helpers, timeout: float = 120):
 
     functions = (main, *helpers)
     if not all(callable(f) and hasattr(f, "__code__") for f in functions):
-        print("run_on_two_ranks takes functions defined with def (pass them, do not call them).")
-        return None
+        message = "run_on_two_ranks takes functions defined with def (pass them, do not call them)."
+        print(message)
+        return RunFailed(message)
     if any(_does_nothing(f) for f in functions):
         return ...
     try:
         sources = [textwrap.dedent(inspect.getsource(f)) for f in functions]
     except (OSError, TypeError):
-        print("The source of your function could not be read: define it with def in a cell.")
-        return None
+        message = "The source of your function could not be read: define it with def in a cell."
+        print(message)
+        return RunFailed(message)
     workdir = tempfile.mkdtemp(prefix="lesson13_")
     script = Path(workdir) / "job.py"
     script.write_text(
         _SCRIPT_HEAD + "\n\n" + "\n\n".join(sources) + _SCRIPT_TAIL.format(main=main.__name__)
     )
     run = rank_launcher.launch(script, [workdir], nproc=2, timeout=timeout)
-    if run.timed_out:
-        print(
-            f"The two processes did not finish within {timeout:.0f} s: most likely a hang, "
-            "e.g. a collective (all_reduce, barrier) that only one rank calls."
-        )
-        return None
-    errors = sorted(Path(workdir).glob("error_rank*.txt"))
-    if not run.ok or errors:
-        if errors:
-            lines = errors[0].read_text().strip().splitlines()
-            print(f"{errors[0].stem.replace('error_', '')} failed; the end of its error:")
-            print("\n".join(lines[-6:]))
-        else:
-            failed = [(r, c) for r, c in enumerate(run.codes) if c != 0]
-            # a rank the launcher stopped because the other failed shows -9: report the other
-            rank, code = next(((r, c) for r, c in failed if c != -9), failed[0])
-            log = run.logs[rank].read_text() if run.logs[rank].exists() else ""
-            lines = [line for line in log.strip().splitlines() if line.strip()]
-            print(f"rank {rank} ended with exit code {code} and no Python error; its last output:")
-            print("\n".join(lines[-8:]) or "(none)")
-        return None
+    failure = _failure(run, workdir, timeout)
+    if failure is not None:
+        print(failure)
+        return RunFailed(failure)
     return torch.load(Path(workdir) / "results.pt", weights_only=True)
 
 
@@ -233,8 +296,9 @@ def _pick_backend_cases(g):
 
 
 def _accumulation_reference():
+    """The weights after one step, and one gradient all-reduce per rank (no_sync)."""
     w = _full_batch_weights(1)
-    return torch.stack([w, w])
+    return {"weights": torch.stack([w, w]), "all-reduces per rank": [1, 1]}
 
 
 EXERCISES = [
@@ -386,6 +450,7 @@ EXERCISES = [
         title="One checkpoint, written by rank 0",
         lesson=LESSON,
         kind="value",
+        require=("call:barrier",),  # no rank may read before the save
         build_reference=_checkpoint_reference,
         hints=(
             "Count the writes: how many processes run the torch.save line?",

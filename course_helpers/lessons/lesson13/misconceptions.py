@@ -60,9 +60,20 @@ def _every_rank_saves():
     return dict(_checkpoint_reference(), **{"saves per rank": [1, 1]})
 
 
+def _accumulated(weights, allreduces=(1, 1)):
+    """An answer to 13.accumulate_no_sync: the ranks' weights and their all-reduce counts."""
+    return {"weights": weights, "all-reduces per rank": list(allreduces)}
+
+
 def _micro_losses_not_divided():
     w = _trained(slice(0, 8), 0.2, 1)
-    return torch.stack([w, w])
+    return _accumulated(torch.stack([w, w]))
+
+
+def _synced_twice():
+    from course_helpers.lessons.lesson13.exercises import _accumulation_reference
+
+    return _accumulated(_accumulation_reference()["weights"], (2, 2))
 
 
 def _nccl_with_any_gpu(cuda_count, local_rank, local_world_size):
@@ -141,6 +152,17 @@ MISCONCEPTIONS = [
         message=(
             "The step is twice too large: the gradients of two micro-batch means add up, as "
             "in lesson 06. Scale each micro-batch's loss by the number of micro-batches."
+        ),
+    ),
+    Misconception(
+        exercise_id="13.accumulate_no_sync",
+        label="an all-reduce per micro-batch",
+        build_answer=_synced_twice,
+        message=(
+            "The weights are right, but each rank all-reduced its gradients twice: the first "
+            "micro-batch was synchronised too. DDP decides in forward() whether the coming "
+            "backward() synchronises, so both the forward and the backward of that "
+            "micro-batch belong inside `with ddp.no_sync():`."
         ),
     ),
     # --- 13.pick_backend ---
@@ -266,7 +288,9 @@ MISCONCEPTIONS += [
     Misconception(
         exercise_id="13.accumulate_no_sync",
         label="only the last micro-batch",
-        build_answer=lambda: torch.stack([_trained(torch.tensor([2, 3, 6, 7]), 0.05, 1)] * 2),
+        build_answer=lambda: _accumulated(
+            torch.stack([_trained(torch.tensor([2, 3, 6, 7]), 0.05, 1)] * 2)
+        ),
         message=(
             "The step used only the second micro-batch's gradient: clearing the gradients "
             "between the micro-batches throws the first one away. Clear once before the "
@@ -276,7 +300,7 @@ MISCONCEPTIONS += [
     Misconception(
         exercise_id="13.accumulate_no_sync",
         label="divided by the world size too",
-        build_answer=lambda: torch.stack([_trained(slice(0, 8), 0.05, 1)] * 2),
+        build_answer=lambda: _accumulated(torch.stack([_trained(slice(0, 8), 0.05, 1)] * 2)),
         message=(
             "The step is half as large as it should be: DDP already averages the gradients "
             "over the ranks, so each micro-batch's loss is divided only by the number of "
