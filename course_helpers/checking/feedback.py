@@ -130,7 +130,9 @@ def hint_widget(exercise_id: str, shown: str = ""):
     area = widgets.Output()
 
     def reveal(_button):
-        shown = next_hint(exercise_id, feedback)  # never the verdict right above, again
+        shown = next_hint(
+            exercise_id, feedback, button=True
+        )  # never the verdict right above, again
         with area:
             from IPython.display import display
 

@@ -102,13 +102,14 @@ def note_check(exercise_id: str, mistake: str, verdict: str = "") -> None:
         _pending[exercise_id] = mistake
 
 
-def next_hint(exercise_id: str, shown: str = "") -> HintText:
+def next_hint(exercise_id: str, shown: str = "", *, button: bool = False) -> HintText:
     """The hint about the last check's diagnosed mistake, if one is pending; otherwise
     advance this kernel's hint counter for the exercise and return that tier.
 
     ``shown`` is feedback already on screen right above the hint (the Hint button under a
     verdict): a pending mistake whose text it already holds is not repeated; the next tier
-    comes instead."""
+    comes instead. ``button``: the hint answers a click on the Hint button, so its footer
+    says to click again rather than to run ``hint(...)``."""
     from course_helpers.lessons import get
 
     exercise = get(exercise_id)
@@ -125,7 +126,11 @@ def next_hint(exercise_id: str, shown: str = "") -> HintText:
         return HintText(
             f"Hint for {exercise.id}: about your last answer",
             mistake,
-            f"Run hint({exercise.id!r}) again for hint {after}/{count}.",
+            (
+                f"Click Hint again for hint {after}/{count}."
+                if button
+                else f"Run hint({exercise.id!r}) again for hint {after}/{count}."
+            ),
         )
     number = min(seen + 1, count)
     _shown[exercise.id] = number
@@ -133,7 +138,8 @@ def next_hint(exercise_id: str, shown: str = "") -> HintText:
     footer = ""
     if is_last:
         again = "You have seen all the hints. " if seen >= count else "That was the last hint. "
-        footer = again + f"The full solution: hint({exercise.id!r}, solution=True)"
+        where = "in a code cell, run " if button else ""
+        footer = again + f"The full solution: {where}hint({exercise.id!r}, solution=True)"
     return HintText(f"Hint {number}/{count} for {exercise.id}", hints[number - 1], footer, is_last)
 
 

@@ -109,3 +109,31 @@ def test_hint_after_a_check_does_not_repeat_its_verdict():
     assert entry.hint_text in result.message
     shown = str(hint("03.permute_shape"))
     assert shown.startswith("Hint 1/") and entry.hint_text not in shown
+
+
+def test_the_hint_buttons_footer_says_click_again_and_hint_calls_say_run(monkeypatch):
+    """A learner who clicks Hint is told to click again, not to run hint(...) (issue 28)."""
+    import IPython.display
+
+    from course_helpers.checking.feedback import hint_widget
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj, **_: shown.append(str(obj)))
+    count = len(get("03.permute_shape").hints)
+    box = hint_widget("03.permute_shape")
+    button = box.children[0]
+    for _ in range(count):
+        button.click()
+    assert len(shown) == count
+    assert "Click Hint again for hint" not in shown[0]  # tier 1 of 3 has no footer
+    assert all("Run hint(" not in text for text in shown)
+    assert "in a code cell, run hint('03.permute_shape', solution=True)" in shown[-1]
+    assert button.disabled
+    reset_hints("03.permute_shape")
+    entry = _entry("03.permute_shape", "inverse permutation")
+    check("03.permute_shape", entry.build_answer())
+    assert "Click Hint again for hint 1/" in str(next_hint("03.permute_shape", button=True))
+    check("03.permute_shape", entry.build_answer())
+    reset_hints("03.permute_shape")
+    check("03.permute_shape", entry.build_answer())
+    assert "Run hint('03.permute_shape') again" in str(next_hint("03.permute_shape"))
