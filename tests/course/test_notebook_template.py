@@ -15,6 +15,7 @@ LESSONS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
 ALL = LESSONS + SOLUTIONS
 SECTIONS = ["## Objectives", "## Pitfalls", "## Check yourself", "## Summary"]
+GOING_FURTHER = "## Going further (optional)"
 # Putting data on "cuda" by name; fine only in a cell that first asks torch.cuda.is_available()
 # (a GPU-only demonstration). Building torch.device("cuda") objects to explain them is fine.
 HARD_CODED_CUDA = re.compile(r"""(device\s*=\s*['"]cuda|\.to\(\s*['"]cuda|\.cuda\(\))""")
@@ -43,8 +44,48 @@ def test_lesson_has_the_template_sections_in_order(path):
     assert all(p >= 0 for p in positions), dict(zip(SECTIONS, positions, strict=True))
     assert positions == sorted(positions), "sections out of order"
     assert text.count("Predict, then run") >= 2
+    _check_going_further(nb)
     tagged = [c for c in nb.cells if "raises-exception" in c.metadata.get("tags", [])]
     assert tagged, "pitfalls show real errors in cells tagged raises-exception"
+
+
+def _check_going_further(nb) -> None:
+    """The optional part may follow the Summary, once; it is the only `##` section there."""
+    headings = [
+        line
+        for cell in nb.cells
+        if cell.cell_type == "markdown"
+        for line in cell.source.splitlines()
+        if line.startswith("## ")
+    ]
+    after_summary = headings[headings.index("## Summary") + 1 :]
+    assert after_summary in ([], [GOING_FURTHER]), (
+        f"after the Summary only {GOING_FURTHER!r} may follow, once (found {after_summary})"
+    )
+    assert headings.count(GOING_FURTHER) == len(after_summary), (
+        f"{GOING_FURTHER!r} only after the Summary"
+    )
+
+
+@pytest.mark.parametrize(
+    ("headings", "accepted"),
+    [
+        (["## Summary"], True),
+        (["## Summary", GOING_FURTHER], True),
+        ([GOING_FURTHER, "## Summary"], False),
+        (["## Summary", GOING_FURTHER, GOING_FURTHER], False),
+        (["## Summary", "## Pitfalls"], False),
+    ],
+)
+def test_going_further_is_accepted_only_after_the_summary(headings, accepted):
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_markdown_cell(f"{h}\n\ntext") for h in headings]
+    )
+    if accepted:
+        _check_going_further(nb)
+    else:
+        with pytest.raises(AssertionError):
+            _check_going_further(nb)
 
 
 @pytest.mark.parametrize("path", LESSONS[1:], ids=[p.stem for p in LESSONS[1:]])

@@ -236,4 +236,28 @@ EXERCISES = [
         ),
         solution='check("01.mask_write", "b")',
     ),
+    Exercise(
+        id="01.detach_numpy_snapshot",
+        title="Is .detach().cpu().numpy() a snapshot?",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "b",
+        options={
+            "a": "[1. 1. 1.]",
+            "b": "[2. 2. 2.]",
+            "c": "an error",
+        },
+        explanations={
+            "a": "That assumes .detach() or .cpu() copies. On the CPU, .cpu() returns the same "
+            "tensor and .detach() shares its memory, so the array still views the weights.",
+            "c": "The tensor was detached before .numpy(), so nothing is refused; the later "
+            "update under no_grad is allowed too.",
+        },
+        hints=(
+            "Which of .detach(), .cpu() and .numpy() copies the numbers on the CPU?",
+            "On the CPU none of the three copies: the array shares the weights' memory.",
+            "The array views the weights, so it shows the update; a snapshot needs .copy().",
+        ),
+        solution='check("01.detach_numpy_snapshot", "b")',
+    ),
 ]

@@ -258,4 +258,24 @@ EXERCISES = [
         ),
         solution="answer = False",
     ),
+    Exercise(
+        id="03.zeros_like_view",
+        title="view on a buffer made with zeros_like",
+        lesson=LESSON,
+        kind="error",
+        build_reference=lambda: RuntimeError,
+        explanations={
+            "ValueError": "The sizes fit: 6 elements into shape (6,). What view cannot use is "
+            "the layout the buffer inherited from x.t().",
+            "TypeError": "view accepts these arguments; the problem is the buffer's strides.",
+        },
+        hints=(
+            "Which strides does torch.zeros_like give a tensor made from a transposed one?",
+            "zeros_like keeps the strides of x.t(), so the buffer is not contiguous; can view "
+            "flatten it without copying?",
+            "view refuses, with the error class PyTorch uses for most failed tensor operations "
+            "(its message suggests .reshape).",
+        ),
+        solution="answer = RuntimeError",
+    ),
 ]

@@ -351,4 +351,28 @@ EXERCISES = [
         ),
         solution="answer = RuntimeError",
     ),
+    Exercise(
+        id="04.expand_write_refused",
+        title="Which write into an expanded tensor is refused?",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "c",
+        options={
+            "a": "e[0, 0] = 5.0",
+            "b": "e[0] = torch.ones(3)",
+            "c": "e[:, 0] = 5.0",
+            "d": "e.fill_(0.0)",
+        },
+        explanations={
+            "a": "One element is one memory location: accepted, and every row shows the change.",
+            "b": "The three elements of a row sit in three different locations: accepted.",
+            "d": "fill_ is accepted on an expanded tensor; it writes the shared memory.",
+        },
+        hints=(
+            "A write is refused when several of the elements it writes share one location.",
+            "Which of the four writes touches several elements that are stored in one place?",
+            "The elements of a column of e are all the same element of the original tensor.",
+        ),
+        solution='check("04.expand_write_refused", "c")',
+    ),
 ]

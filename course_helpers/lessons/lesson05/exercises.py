@@ -321,4 +321,25 @@ EXERCISES = [
             "answer = a  # a.grad == 5.0"
         ),
     ),
+    Exercise(
+        id="05.retain_grad_with_hook",
+        title="retain_grad and a hook on one tensor",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "b",
+        options={"a": "tensor(2.)", "b": "tensor(6.)", "c": "None"},
+        explanations={
+            "a": "2 is the gradient that arrives at z. The gradient retain_grad() keeps is "
+            "taken after the tensor's hooks have run.",
+            "c": "retain_grad() was called before backward(), so z.grad is filled; it would "
+            "stay None only if retain_grad() came after backward().",
+        },
+        hints=(
+            "Which comes first on z's gradient: the hook, or the storing that retain_grad() "
+            "asked for?",
+            "The hook runs first, whatever the order of the two calls.",
+            "z.grad holds the gradient after the hook multiplied it by 3.",
+        ),
+        solution='check("05.retain_grad_with_hook", "b")',
+    ),
 ]

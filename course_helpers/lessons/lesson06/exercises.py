@@ -250,4 +250,28 @@ EXERCISES = [
         ),
         solution="answer = AttributeError",
     ),
+    Exercise(
+        id="06.step_per_group",
+        title="Where the step goes with accumulation",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "b",
+        options={
+            "a": "clipping, optimizer.step() and scheduler.step() all at (A)",
+            "b": "clipping, optimizer.step() and scheduler.step() all at (B)",
+            "c": "clipping at (A); optimizer.step() and scheduler.step() at (B)",
+        },
+        explanations={
+            "a": "At (A) they run once per micro-batch: the optimizer steps on partial sums and "
+            "the schedule advances once per micro-batch instead of once per step.",
+            "c": "Clipping at (A) clips each partial sum, not the gradient of the whole batch; "
+            "the norm to limit is the one after the last backward().",
+        },
+        hints=(
+            "How many optimizer steps should one group of micro-batches make?",
+            "Everything that belongs to one step runs after the last backward() of the group.",
+            "The gradient is complete only after the inner loop: clip, step and schedule there.",
+        ),
+        solution='check("06.step_per_group", "b")',
+    ),
 ]

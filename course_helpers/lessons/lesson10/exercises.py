@@ -458,4 +458,30 @@ EXERCISES = [
             "answer = net.weight.detach().clone()"
         ),
     ),
+    Exercise(
+        id="10.strict_false_prefix",
+        title="strict=False and a DDP checkpoint",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "b",
+        options={
+            "a": "every tensor: strict=False looks past the module. prefix",
+            "b": "nothing: every name is reported as missing or unexpected",
+            "c": "an error, because no name matches",
+        },
+        explanations={
+            "a": "load_state_dict matches names exactly; strict=False only stops it from "
+            "raising about the names that do not match.",
+            "c": "That is what strict=True (the default) does; strict=False never raises about "
+            "names, it returns them.",
+        },
+        hints=(
+            "How does load_state_dict pair the checkpoint's tensors with the model's?",
+            "'module.0.weight' and '0.weight' are different names; what does strict=False do "
+            "with names that do not match?",
+            "strict=False skips mismatched names and lists them in missing_keys and "
+            "unexpected_keys.",
+        ),
+        solution='check("10.strict_false_prefix", "b")',
+    ),
 ]
