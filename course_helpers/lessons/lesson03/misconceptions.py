@@ -381,4 +381,14 @@ MISCONCEPTIONS += [
             "allowed to copy."
         ),
     ),
+    Misconception(
+        exercise_id="03.zeros_like_view",
+        label="a new buffer is always contiguous",
+        build_answer=lambda: None,
+        message=(
+            "zeros_like makes a new tensor, but with the layout of the tensor it copies: the "
+            "buffer of x.t() has x.t()'s strides, so it is not contiguous, and view cannot read "
+            "it as one row without a copy. Print buffer.stride() and buffer.is_contiguous()."
+        ),
+    ),
 ]
