@@ -234,7 +234,7 @@ def _custom_saved_lines(fn) -> list[str]:
         return [_unreadable("tensors", err)]
     if not values:
         return []
-    shapes = ["None" if v is None else fmt_shape(v.shape) for v in values]
+    shapes = ["None" if v is None else shape_label(v.shape) for v in values]
     return ["saved tensors: " + ", ".join(shapes)]
 
 
@@ -252,9 +252,9 @@ def _saved_lines(fn, show_attrs: bool) -> list[str]:
             lines.append(_unreadable(name, err))
             continue
         if isinstance(value, torch.Tensor):
-            lines.append(f"saved {name}: {fmt_shape(value.shape)}")
+            lines.append(f"saved {name}: {shape_label(value.shape)}")
         elif isinstance(value, tuple) and value and all(isinstance(v, torch.Tensor) for v in value):
-            lines.append(f"saved {name}: " + ", ".join(fmt_shape(v.shape) for v in value))
+            lines.append(f"saved {name}: " + ", ".join(shape_label(v.shape) for v in value))
         elif show_attrs:
             lines.append(f"{name} = {_attr_text(value)}")
     return lines
@@ -286,7 +286,7 @@ def _tensor_lines(t, opts, *, grad: bool) -> list[str]:
 def _op_meta_lines(fn, opts) -> tuple[str, list[str]]:
     try:
         meta = fn._input_metadata[0]
-        shape, dtype, device = fmt_shape(meta.shape), meta.dtype, meta.device
+        shape, dtype, device = shape_label(meta.shape), meta.dtype, meta.device
     except (AttributeError, IndexError, RuntimeError):
         return "", []
     lines = []
@@ -295,6 +295,13 @@ def _op_meta_lines(fn, opts) -> tuple[str, list[str]]:
     if opts["show_device"]:
         lines.append(f"device {device}")
     return shape, lines
+
+
+def shape_label(shape) -> str:
+    """A shape as a node shows it: ``(3, 4)``, and ``scalar`` for ``()``, which next to a
+    name reads like a call (``MulBackward0 ()``)."""
+    text = fmt_shape(shape)
+    return "scalar" if text == "()" else text
 
 
 def describe_nodes(raws: list[_Raw], opts: dict, names: dict[int, str]) -> list[tuple]:
@@ -308,7 +315,7 @@ def describe_nodes(raws: list[_Raw], opts: dict, names: dict[int, str]) -> list[
             t = raw.obj
             label = names.get(id(t)) or ("output" if n_outputs == 1 else f"output {output_count}")
             output_count += 1
-            first = label + (f" {fmt_shape(t.shape)}" if opts["show_shape"] else "")
+            first = label + (f" {shape_label(t.shape)}" if opts["show_shape"] else "")
             out.append((raw.kind, [first, *_tensor_lines(t, opts, grad=False)], label))
         elif raw.kind == "leaf":
             t = raw.obj
@@ -316,7 +323,7 @@ def describe_nodes(raws: list[_Raw], opts: dict, names: dict[int, str]) -> list[
             if label is None:
                 label = f"leaf {leaf_count}"
                 leaf_count += 1
-            first = label + (f" {fmt_shape(t.shape)}" if opts["show_shape"] else "")
+            first = label + (f" {shape_label(t.shape)}" if opts["show_shape"] else "")
             out.append((raw.kind, [first, *_tensor_lines(t, opts, grad=True)], label))
         elif raw.kind == "accumulate":
             out.append((raw.kind, ["AccumulateGrad"], None))

@@ -141,9 +141,9 @@ def test_non_scalar_output_golden_and_several_outputs():
     assert_golden("non_scalar.txt", draw_graph(out, {"x": x}, show_dtype=True).text())
     a, b = x.sum(dim=0), x.mean()
     both = draw_graph([a, b], names={"x": x, "a": a, "b": b})
-    assert [n.lines[0] for n in both.nodes[:2]] == ["a (2,)", "b ()"]
+    assert [n.lines[0] for n in both.nodes[:2]] == ["a (2,)", "b scalar"]
     unnamed = draw_graph([a, b])
-    assert [n.lines[0] for n in unnamed.nodes[:2]] == ["output 0 (2,)", "output 1 ()"]
+    assert [n.lines[0] for n in unnamed.nodes[:2]] == ["output 0 (2,)", "output 1 scalar"]
     assert sum(1 for n in both.nodes if n.kind == "leaf") == 1
 
 
@@ -638,3 +638,15 @@ def test_custom_function_node_shows_what_it_saved():
         "saved tensors: modified in place (version 1, saved at 0)"
         in draw_graph(changed.sum()).text()
     )
+
+
+def test_a_scalar_reads_as_scalar_not_as_a_call():
+    """`MulBackward0 ()` and `x ()` read like calls to a beginner (issue 28): 0-dim tensors
+    are labelled `scalar`, every other shape keeps its tuple."""
+    x = torch.tensor(2.0, requires_grad=True)
+    v = torch.ones(3, requires_grad=True)
+    picture = draw_graph((x * v).sum() * x, params={"x": x, "v": v})
+    lines = [node.lines[0] for node in picture.nodes]
+    assert "x scalar" in lines and "v (3,)" in lines and "MulBackward0 (3,)" in lines
+    assert "output scalar" in lines
+    assert not any(line.endswith(" ()") for node in picture.nodes for line in node.lines)

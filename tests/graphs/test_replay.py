@@ -238,7 +238,7 @@ def test_nodes_keep_their_in_line_once_they_ran():
     last = {n.id: n.lines for n in replay.picture(5).nodes}
     assert last["n1"][-1] == "in: 1.0000" and last["n2"][-1] == "in: 16.0000"
     assert last["n3"][-1] == "in: 16.0000" and last["n4"][-1] == "in: 64.0000"
-    assert last["n5"] == ("x ()", "grad 64.0000")
+    assert last["n5"] == ("x scalar", "grad 64.0000")
     first = {n.id: n.lines for n in replay.picture(1).nodes}
     assert not any(line.startswith("in:") for line in first["n2"])  # not run yet
 
