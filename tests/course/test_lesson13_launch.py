@@ -1,0 +1,46 @@
+"""Lesson 13's launch command, run as the lesson defines it, in a kernel started without
+OMP_NUM_THREADS (the README's conda path): it says at once that it started, and torchrun
+prints no banner about OMP_NUM_THREADS (issue 28, item 5)."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LESSON = ROOT / "notebooks" / "13_distributed_data_parallel.ipynb"
+
+
+def _launch_command() -> str:
+    cells = json.loads(LESSON.read_text(encoding="utf-8"))["cells"]
+    setup = "".join(cells[1]["source"])
+    block = re.search(r"(?ms)^LAUNCH = \($.*?^\)$", setup).group(0)
+    namespace = {"sys": sys}
+    exec(block, namespace)  # the lesson's own definition, nothing rewritten
+    return namespace["LAUNCH"]
+
+
+def test_a_launch_announces_itself_and_prints_no_omp_banner(tmp_path):
+    script = tmp_path / "hello.py"
+    script.write_text(
+        "import os\nprint('rank', os.environ['RANK'], 'threads', os.environ['OMP_NUM_THREADS'])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    done = subprocess.run(
+        f"{_launch_command()} {script}",
+        shell=True,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("Starting 2 processes")
+    assert sorted(re.findall(r"rank \d threads 1", done.stdout)) == [
+        "rank 0 threads 1",
+        "rank 1 threads 1",
+    ]
+    assert "OMP_NUM_THREADS" not in done.stderr  # torchrun's starred banner names it
