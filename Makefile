@@ -17,7 +17,7 @@ COMPAT_VENV := .venv-compat-$(TORCH)
 export OMP_NUM_THREADS ?= 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: lab test test-compat setup build lint unit nbval browser bench gpu-check lock doctor clean
+.PHONY: lab test test-compat test-colab setup build lint unit nbval browser bench gpu-check lock doctor clean
 
 # The server's root is the repository (not notebooks/), so the links from lessons to
 # ../exercises/ and ../solutions/ and the README's course map all open in JupyterLab.
@@ -31,9 +31,10 @@ lab: setup
 # build --check runs as tests/authoring/test_build.py::test_repository_build_is_up_to_date
 # --no-loadscope-reorder: files start in collection order (tests/ first, the browser files
 # among them), not most-tests-first, which left the long browser files for the end.
+# -m "not colab": tests/colab/ needs ipywidgets 7 and runs in its own venv (`make test-colab`).
 test: setup lint
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder -p no:cacheprovider -rs \
-		--nbval tests notebooks solutions $(PYTEST_ARGS)
+		-m "not colab" --nbval tests notebooks solutions $(PYTEST_ARGS)
 
 setup: $(STAMP)
 
@@ -57,7 +58,7 @@ lint: setup
 	$(BIN)/ruff format --check .
 
 unit: setup
-	$(BIN)/python -m pytest -n 2 --dist loadfile -p no:cacheprovider -m "not browser" tests $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 2 --dist loadfile -p no:cacheprovider -m "not browser and not colab" tests $(PYTEST_ARGS)
 
 nbval: setup
 	$(BIN)/python -m pytest -n 2 --dist loadfile -p no:cacheprovider --nbval notebooks solutions $(PYTEST_ARGS)
@@ -84,7 +85,7 @@ doctor: setup
 test-compat: $(COMPAT_VENV)/.course-installed
 	$(COMPAT_VENV)/bin/python -c 'import sys, torch; v = torch.__version__; sys.exit(0 if "$(TORCH)" in (v, v.split("+")[0]) else f"$(COMPAT_VENV) has torch {v}, not $(TORCH)")'
 	$(COMPAT_VENV)/bin/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder -p no:cacheprovider -rs \
-		-m "not browser" --nbval tests notebooks solutions $(PYTEST_ARGS)
+		-m "not browser and not colab" --nbval tests notebooks solutions $(PYTEST_ARGS)
 
 $(COMPAT_VENV)/.course-installed: pyproject.toml $(CONSTRAINTS)
 	test -x $(COMPAT_VENV)/bin/python || $(PYTHON) -m venv $(COMPAT_VENV)
@@ -97,6 +98,25 @@ $(COMPAT_VENV)/.course-installed: pyproject.toml $(CONSTRAINTS)
 	fi
 	touch $@
 
+# Colab-like lane: Colab's kernel-side widget stack (ipywidgets 7.7.1, widgetsnbextension
+# 3.6.10, ipykernel 6.17.1, IPython 7.34.0; requirements/colab.txt) with torch 2.13.0, in
+# .venv-colab/, made once and kept. Every other package is the lock file's pin. The course is
+# installed with --no-deps: its pyproject asks for ipywidgets 8. tests/colab/ then runs every
+# lesson and exercise notebook headless in that venv's kernel (docs/learner-journey.md).
+COLAB_VENV := .venv-colab
+COLAB_PINS := requirements/colab.txt
+test-colab: $(COLAB_VENV)/.course-installed
+	COURSE_FORK_KERNELS=0 $(COLAB_VENV)/bin/python -m pytest -p no:cacheprovider -rs -m colab tests/colab $(PYTEST_ARGS)
+
+$(COLAB_VENV)/.course-installed: pyproject.toml $(CONSTRAINTS) $(COLAB_PINS)
+	test -x $(COLAB_VENV)/bin/python || $(PYTHON) -m venv $(COLAB_VENV)
+	$(COLAB_VENV)/bin/python -m pip install --quiet --upgrade pip
+	grep -v -i -E '^(ipywidgets|widgetsnbextension|jupyterlab_widgets|ipykernel|ipython|ipython_pygments_lexers|comm)==' \
+		$(CONSTRAINTS) > $(COLAB_VENV)/constraints-colab.txt
+	$(COLAB_VENV)/bin/python -m pip install --quiet -c $(COLAB_VENV)/constraints-colab.txt -r $(COLAB_PINS)
+	$(COLAB_VENV)/bin/python -m pip install --quiet --no-deps -e .
+	touch $@
+
 # Re-pin: install from pyproject ranges into a scratch venv and freeze it.
 lock:
 	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
@@ -106,4 +126,4 @@ lock:
 	rm -rf .lock-venv
 
 clean:
-	rm -rf $(VENV) .venv-compat-* build .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-compat-* $(COLAB_VENV) build .pytest_cache .ruff_cache
