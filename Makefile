@@ -109,6 +109,7 @@ test-colab: $(COLAB_VENV)/.course-installed
 	COURSE_FORK_KERNELS=0 $(COLAB_VENV)/bin/python -m pytest -p no:cacheprovider -rs -m colab tests/colab $(PYTEST_ARGS)
 
 $(COLAB_VENV)/.course-installed: pyproject.toml $(CONSTRAINTS) $(COLAB_PINS)
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "the Colab-like lane is pinned for Python 3.11 (found " + sys.version.split()[0] + ")")'
 	test -x $(COLAB_VENV)/bin/python || $(PYTHON) -m venv $(COLAB_VENV)
 	$(COLAB_VENV)/bin/python -m pip install --quiet --upgrade pip
 	grep -v -i -E '^(ipywidgets|widgetsnbextension|jupyterlab_widgets|ipykernel|ipython|ipython_pygments_lexers|comm)==' \
