@@ -27,7 +27,7 @@ import os
 import sys
 from pathlib import Path
 
-from course_helpers.grading.grade import NotebookGrade, grade_notebook, load_catalogue
+from course_helpers.grading.grade import NotebookGrade, grade_notebook, preload
 from course_helpers.grading.reports import exit_status, score_table, to_csv, to_json, to_junit
 from course_helpers.grading.tampering import package_snapshot, restore_package
 from course_helpers.grading.worker import DEFAULT_TIMEOUT
@@ -82,10 +82,9 @@ def grade_batch(args) -> int:
 
     from course_helpers.grading import sandbox
 
-    load_catalogue()  # the judge and references, loaded before any submission runs
-    snapshot = package_snapshot()
+    preload()  # the judge, references and every module, loaded before any submission runs
+    snapshot = package_snapshot()  # after preload: its own __pycache__ files are in it
     use_sandbox = not args.no_sandbox
-    sandboxed = use_sandbox and sandbox.bwrap_works()
     print(sandbox.isolation(use_sandbox), file=sys.stderr, flush=True)
     paths = notebook_paths(args.paths)
     needed = [Path(__file__).resolve(), Path(sys.prefix).resolve(), Path(sys.executable).resolve()]
@@ -116,9 +115,9 @@ def grade_batch(args) -> int:
         futures = {pool.submit(one, path): path for path in paths}
         for done, future in enumerate(as_completed(futures), start=1):
             grade = future.result()
-            # sandboxed, the package is read-only to submissions: a change comes from outside
-            # (e.g. an author editing it), so it is left alone
-            changed = [] if sandboxed else restore_package(snapshot)
+            # checked in every mode: sandboxed, a change means the sandbox failed (or someone
+            # edited the package during the batch); either way it is put back and named
+            changed = restore_package(snapshot)
             if changed:
                 who = "" if jobs == 1 else " (by this or a concurrent submission)"
                 grade.review.append(f"course package changed{who}, restored: {', '.join(changed)}")

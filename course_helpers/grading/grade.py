@@ -123,6 +123,26 @@ def load_catalogue() -> dict:
     return {e.id: e for e in catalog()}
 
 
+_NOT_FOR_THE_GRADER = ("__main__", "pytest_plugin", ".authoring", ".testing")
+
+
+def preload() -> None:
+    """Import every module the grader may need, before any submission runs: a module first
+    imported later would be read from a package (or ``__pycache__``) a submission may have
+    changed by then. Also loads the catalogue (:func:`load_catalogue`)."""
+    import importlib
+
+    for name in ("csv", "json", "xml.etree.ElementTree", "nbformat", "signal", "subprocess"):
+        importlib.import_module(name)
+    package = Path(__file__).resolve().parents[1]
+    for path in sorted(package.rglob("*.py")):
+        parts = ("course_helpers", *path.relative_to(package).with_suffix("").parts)
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        if not any(part in name for part in _NOT_FOR_THE_GRADER):
+            importlib.import_module(name)
+    load_catalogue()
+
+
 def grade_notebook(
     path: str,
     *,
@@ -146,8 +166,11 @@ def grade_notebook(
     import nbformat
 
     known = load_catalogue()
+    data, refused = read_submission(path)
+    if refused:
+        return NotebookGrade(path, f"refused: {refused}")
     try:
-        notebook = nbformat.read(path, as_version=4)
+        notebook = nbformat.reads(data.decode("utf-8"), as_version=4)
     except Exception as err:
         return NotebookGrade(path, f"could not run: {type(err).__name__}: {err}")
     ids = expected_ids(notebook, path, solutions)
@@ -159,7 +182,7 @@ def grade_notebook(
         work = base / "work"
         work.mkdir()
         copy = work / Path(path).name
-        shutil.copyfile(path, copy)
+        copy.write_bytes(data)  # the bytes checked above, not the path again
         token = secrets.token_hex(16)
         run = _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide or [])
         attempts, problem = _read_attempts(work / token)
@@ -167,6 +190,32 @@ def grade_notebook(
         shutil.rmtree(base, ignore_errors=True)
     grades = [_grade_exercise(known.get(i), i, attempts, first_attempt) for i in ids]
     return NotebookGrade(path, run, grades, flags + ([problem] if problem else []))
+
+
+MAX_NOTEBOOK_MB = 20  # a submission larger than this is refused
+
+
+def read_submission(path: str, limit_mb: int = MAX_NOTEBOOK_MB) -> tuple[bytes, str]:
+    """The bytes of a submitted notebook, or why it is refused: a symbolic link (it could
+    name the answer key or another learner's file), anything but a regular file, or more
+    than ``limit_mb`` MiB. Opened once without following links, so the file checked is the
+    file read."""
+    import stat
+
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as err:
+        if Path(path).is_symlink():
+            return b"", "a symbolic link, not a notebook file (submit the file itself)"
+        return b"", f"cannot be opened ({err.strerror})"
+    with os.fdopen(handle, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return b"", "not a regular file (submit the notebook file itself)"
+        data = file.read(limit_mb * 2**20 + 1)
+    if len(data) > limit_mb * 2**20:
+        return b"", f"larger than {limit_mb} MiB (clear the outputs and submit it again)"
+    return data, ""
 
 
 def _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide) -> str:
@@ -178,17 +227,7 @@ def _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide) -
 
     argv = [sys.executable, "-m", "course_helpers.grading.worker", "--worker", str(copy)]
     argv += ["--timeout", str(timeout), "--kernel", kernel]
-    env = dict(os.environ)
-    env.update(
-        {
-            "JUPYTER_RUNTIME_DIR": str(work / ".jupyter"),
-            "IPYTHONDIR": str(work / ".ipython"),
-            "MPLCONFIGDIR": str(work / ".matplotlib"),
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "HOME": str(work),
-        }
-    )
-    env.pop(GRADING_ENV, None)
+    env = kernel_environment(work)
     cells = 1 + len(_code_cells(copy))
     process = subprocess.Popen(
         sandbox.command(argv, work, hide, use_sandbox),
@@ -220,6 +259,32 @@ def _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide) -
     if lines and lines[-1].startswith("run: "):
         return lines[-1].removeprefix("run: ")
     return f"kernel died (its worker ended with status {process.returncode})"
+
+
+# what a kernel may inherit from the grader: never the rest (tokens, passwords, keys)
+ENV_ALLOWED = (
+    "PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "VIRTUAL_ENV", "LD_LIBRARY_PATH",
+    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
+    "COURSE_DEVICE",
+)  # fmt: skip
+
+
+def kernel_environment(work: Path) -> dict[str, str]:
+    """The environment of a worker and its kernel: the names of :data:`ENV_ALLOWED` (and
+    ``LC_*``) taken from the grader's, the rest set here; nothing else of the grader's."""
+    env = {k: v for k, v in os.environ.items() if k in ENV_ALLOWED or k.startswith("LC_")}
+    env.update(
+        {
+            "JUPYTER_RUNTIME_DIR": str(work / ".jupyter"),
+            "IPYTHONDIR": str(work / ".ipython"),
+            "MPLCONFIGDIR": str(work / ".matplotlib"),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "HOME": str(work),
+            "COURSE_PROGRESS": "off",
+        }
+    )
+    env.pop(GRADING_ENV, None)
+    return env
 
 
 def _code_cells(path) -> list:
