@@ -260,14 +260,28 @@ _TENSOR_KEYS = {
 }
 
 
-def invalid_reason(record: Any, depth: int = 0) -> str | None:
+MAX_RECORD_NODES = 100_000  # parts of one answer record validation looks at, at most
+
+
+class _Budget:
+    def __init__(self, nodes: int):
+        self.left = nodes
+
+
+def invalid_reason(record: Any, depth: int = 0, budget: _Budget | None = None) -> str | None:
     """Why ``record`` cannot be a record made by :func:`describe`, or None when it can.
 
     Catches hand-made records: a tensor record whose payload disagrees with its metadata
     (e.g. an empty tensor labelled with the expected shape), unknown keys, wrong types.
+    A record with more than :data:`MAX_RECORD_NODES` parts (counting shared ones each
+    time they appear, as judging would) is refused, so validation always ends quickly.
     """
     import torch
 
+    budget = _Budget(MAX_RECORD_NODES) if budget is None else budget
+    budget.left -= 1
+    if budget.left < 0:
+        return f"it has more than {MAX_RECORD_NODES} parts"
     if depth > 50:
         return "it is nested too deeply"
     if isinstance(record, (bool, int, float, complex, str)):
@@ -298,7 +312,7 @@ def invalid_reason(record: Any, depth: int = 0) -> str | None:
         if record["grad"] is not None:
             if kind_of(record["grad"]) != "tensor":
                 return "a tensor record's grad is not a tensor record"
-            return invalid_reason(record["grad"], depth + 1)
+            return invalid_reason(record["grad"], depth + 1, budget)
         return None
     children: list = []
     if kind in ("list", "tuple", "set"):
@@ -313,7 +327,7 @@ def invalid_reason(record: Any, depth: int = 0) -> str | None:
                 children.append(run.get("output"))
             children.extend(a for a in run.get("args_after", []) if a is not None)
     for child in children:
-        reason = invalid_reason(child, depth + 1)
+        reason = invalid_reason(child, depth + 1, budget)
         if reason:
             return reason
     return None

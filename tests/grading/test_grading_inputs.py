@@ -37,3 +37,20 @@ def test_a_submission_that_is_not_a_regular_file_is_refused(tmp_path):
     grade = grade_notebook(str(fifo), timeout=30)
     assert grade.run.startswith("refused: not a regular file"), grade.run
     assert json.dumps(grade.run)  # a plain message, reported like any other
+
+
+def test_a_record_of_shared_subtrees_is_refused_quickly():
+    # item 6: 40 nested levels sharing subtrees made invalid_reason walk 2**40 nodes and the
+    # batch never ended (20 levels here: a million parts, already far past the budget)
+    import time
+
+    from course_helpers.records import invalid_reason
+
+    record = 1.0
+    for _ in range(20):
+        record = {"_r": "list", "items": [record, record]}
+    started = time.perf_counter()
+    reason = invalid_reason(record)
+    assert reason is not None and "more than" in reason and "parts" in reason
+    assert time.perf_counter() - started < 2
+    assert invalid_reason({"_r": "list", "items": [1.0] * 1000}) is None  # honest: fine
