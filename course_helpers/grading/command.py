@@ -28,7 +28,14 @@ import sys
 from pathlib import Path
 
 from course_helpers.grading.grade import NotebookGrade, grade_notebook, preload
-from course_helpers.grading.reports import exit_status, score_table, to_csv, to_json, to_junit
+from course_helpers.grading.reports import (
+    exit_status,
+    safe_text,
+    score_table,
+    to_csv,
+    to_json,
+    to_junit,
+)
 from course_helpers.grading.tampering import package_snapshot, restore_package
 from course_helpers.grading.worker import DEFAULT_TIMEOUT
 
@@ -73,7 +80,42 @@ def main(argv: list[str] | None = None) -> int:
         "--no-sandbox", action="store_true", help="do not use bubblewrap even where it works"
     )
     args = parser.parse_args(argv)
+    problem = argument_problem(args)
+    if problem:
+        parser.error(problem)  # exit status 2, before anything is graded
     return grade_batch(args)
+
+
+def argument_problem(args) -> str:
+    """What is wrong with the command line (checked before grading starts), or ""."""
+    for name, value in (("--timeout", args.timeout), ("--memory-mb", args.memory_mb)):
+        if value <= 0:
+            return f"{name} must be a positive number, not {value}"
+    if args.jobs < 1:
+        return f"--jobs must be at least 1, not {args.jobs}"
+    for path in args.paths:
+        if not Path(path).exists() and not Path(path).is_symlink():
+            return f"{path}: no such file or folder"
+    if not notebook_paths(args.paths):
+        return f"no notebooks (*.ipynb) in {', '.join(args.paths)}: nothing to grade"
+    for option in ("json", "junit", "csv"):
+        target = getattr(args, option)
+        if target:
+            parent = Path(target).parent
+            if Path(target).is_dir():
+                return f"--{option} {target}: is a folder; name a file to write"
+            if not parent.is_dir():
+                return f"--{option} {target}: folder {parent} does not exist; create it first"
+            if not os.access(parent, os.W_OK):
+                return f"--{option} {target}: folder {parent} is not writable"
+    if args.per_student:
+        folder = Path(args.per_student)
+        if folder.exists() and not folder.is_dir():
+            return f"--per-student {folder}: is a file; name a folder (it is created if missing)"
+        existing = next((p for p in [folder, *folder.parents] if p.exists()), Path("."))
+        if not existing.is_dir() or not os.access(existing, os.W_OK):
+            return f"--per-student {folder}: cannot create a folder under {existing}"
+    return ""
 
 
 def grade_batch(args) -> int:
@@ -124,13 +166,21 @@ def grade_batch(args) -> int:
             results[futures[future]] = grade
             flag = "  NEEDS REVIEW" if grade.review else ""
             print(
-                f"[{done}/{len(paths)}] {grade.path}: {grade.score}/{grade.max_score} "
-                f"({grade.run}){flag}",
+                f"[{done}/{len(paths)}] {safe_text(grade.path)}: {grade.score}/{grade.max_score} "
+                f"({safe_text(grade.run)}){flag}",
                 file=sys.stderr,
                 flush=True,
             )
+            # written as each notebook finishes: a batch that stalls later keeps these
+            write_reports(args, [results[p] for p in paths if p in results], [grade])
     grades = [results[path] for path in paths]
     print(score_table(grades))
+    return exit_status(grades)
+
+
+def write_reports(args, grades: list[NotebookGrade], finished: list[NotebookGrade]) -> None:
+    """(Re)write the report files for ``grades`` so far, and the per-student files of the
+    notebooks that just ``finished``."""
     if args.json:
         Path(args.json).write_text(to_json(grades), encoding="utf-8")
     if args.junit:
@@ -140,11 +190,10 @@ def grade_batch(args) -> int:
     if args.per_student:
         folder = Path(args.per_student)
         folder.mkdir(parents=True, exist_ok=True)
-        for grade in grades:
+        for grade in finished:
             (folder / f"{Path(grade.path).stem}.json").write_text(
                 to_json([grade]), encoding="utf-8"
             )
-    return exit_status(grades)
 
 
 def notebook_paths(paths: list[str]) -> list[str]:

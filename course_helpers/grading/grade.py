@@ -32,6 +32,7 @@ class ExerciseGrade:
     points: int
     attempts: int = 0  # how many times check() ran for it
     first_attempt: str = ""  # the status of the first of them
+    known: bool = True  # False: no exercise has this id (it is shown escaped, see below)
 
 
 @dataclass
@@ -319,8 +320,11 @@ def _read_attempts(record_dir: Path) -> tuple[dict[str, list], str]:
 
 
 def _grade_exercise(exercise, exercise_id: str, attempts: dict, first: bool) -> ExerciseGrade:
-    if exercise is None:
-        return ExerciseGrade(exercise_id, "error", "There is no exercise with this id.", 0)
+    if exercise is None:  # any text a learner wrote: escaped, never a row or column of its own
+        shown = ascii(exercise_id)[1:-1]
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        message = "There is no exercise with this id."
+        return ExerciseGrade(shown, "error", message, 0, known=False)
     tries = attempts.get(exercise.id, [])
     if not tries:
         return ExerciseGrade(exercise.id, "not_attempted", "No answer was checked.", 0)

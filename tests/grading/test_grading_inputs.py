@@ -54,3 +54,94 @@ def test_a_record_of_shared_subtrees_is_refused_quickly():
     assert reason is not None and "more than" in reason and "parts" in reason
     assert time.perf_counter() - started < 2
     assert invalid_reason({"_r": "list", "items": [1.0] * 1000}) is None  # honest: fine
+
+
+# --------------------------------------------------------------------------- the command line
+
+MY_WORK = str(FIXTURES / "attacks" / "my_work.ipynb")  # no exercises: graded without a kernel
+
+
+def _run_main(argv, capsys):
+    import pytest
+
+    from course_helpers.grading.command import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    return stopped.value.code, capsys.readouterr().err
+
+
+def test_bad_output_paths_are_refused_before_grading(tmp_path, capsys):
+    # item 13: these failed with a traceback only after the whole batch had been graded
+    code, err = _run_main([MY_WORK, "--json", str(tmp_path / "nodir" / "x.json")], capsys)
+    assert code == 2 and "does not exist; create it first" in err
+    (tmp_path / "a-file").write_text("")
+    code, err = _run_main([MY_WORK, "--per-student", str(tmp_path / "a-file")], capsys)
+    assert code == 2 and "is a file; name a folder" in err
+    assert "Traceback" not in err
+
+
+def test_bad_limits_and_empty_batches_are_refused(tmp_path, capsys):
+    # item 13: --timeout -5 marked everything "timed out", --memory-mb -1 removed the limit,
+    # and `grade emptydir` exited 0
+    code, err = _run_main([MY_WORK, "--timeout", "-5"], capsys)
+    assert code == 2 and "--timeout must be a positive number, not -5" in err
+    code, err = _run_main([MY_WORK, "--memory-mb", "-1"], capsys)
+    assert code == 2 and "--memory-mb must be a positive number, not -1" in err
+    (tmp_path / "empty").mkdir()
+    code, err = _run_main([str(tmp_path / "empty")], capsys)
+    assert code == 2 and "nothing to grade" in err
+
+
+def test_reports_are_written_as_each_notebook_finishes(tmp_path, monkeypatch, capsys):
+    # item 6: a batch that never finished wrote no report, even for notebooks already graded
+    from course_helpers.grading import command
+    from course_helpers.grading.grade import NotebookGrade
+
+    seen = []
+
+    def fake_grade(path, **_):
+        import time
+
+        report = tmp_path / "r.json"
+        waited = 0.0
+        while seen and not report.exists() and waited < 5:  # the first one's report
+            time.sleep(0.05)
+            waited += 0.05
+        seen.append(json.loads(report.read_text())["notebooks"] if report.exists() else None)
+        return NotebookGrade(path, "completed")
+
+    monkeypatch.setattr(command, "grade_notebook", fake_grade)
+    first, second = tmp_path / "a.ipynb", tmp_path / "b.ipynb"
+    for path in (first, second):
+        nbformat.write(nbformat.v4.new_notebook(), path)
+    command.main([str(first), str(second), "--jobs", "1", "--json", str(tmp_path / "r.json")])
+    assert seen[0] is None
+    assert [Path(nb["path"]).name for nb in seen[1]] == ["a.ipynb"]
+
+
+# --------------------------------------------------------------------------- reports
+
+
+def test_unknown_exercise_ids_cannot_forge_rows_colour_terminals_or_add_columns():
+    # item 10: a check("zz\nsubs/victim... passed 1/1", 1) printed a fake row; ANSI codes
+    # reached the terminal; =HYPERLINK(...) became a column of everyone's CSV
+    from course_helpers.grading.grade import NotebookGrade, _grade_exercise
+    from course_helpers.grading.reports import score_table, to_csv
+
+    forged = [
+        "zz\nsubs/victim.ipynb  01.arange_grid  passed  1/1",
+        "\x1b[2J\x1b[32mall passed",
+        '=HYPERLINK("http://127.0.0.1/x","click")',
+    ]
+    grades = [_grade_exercise(None, i, {}, False) for i in forged]
+    nb = NotebookGrade("=cmd|' /C calc'!A0.ipynb", "completed", grades)
+    table = score_table([nb])
+    assert not any(line.startswith("subs/victim") for line in table.splitlines())
+    assert "\x1b" not in table
+    book = to_csv([nb])
+    header = book.splitlines()[0].split(",")
+    assert header == ["notebook", "score", "max_score", "run", "needs_review"]
+    assert not any(
+        cell.startswith(("=", '"=')) for line in book.splitlines() for cell in line.split(",")
+    )
