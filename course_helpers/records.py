@@ -22,8 +22,10 @@ def describe(obj: Any) -> Any:
     dict with a ``"_r"`` key naming what it was (``"tensor"``, ``"list"``, ``"dtype"``...).
     Tensors are copied to the CPU, so later changes to the answer do not affect the record.
     """
-    if is_record(obj) or isinstance(obj, (bool, int, float, complex, str)):
+    if is_record(obj) or type(obj) in (bool, int, float, complex, str):
         return obj
+    if isinstance(obj, (int, float, complex, str)):
+        return _plain(obj)  # np.float64, np.str_, a str or int Enum: saved as Python's own
     if obj is Ellipsis:
         return {"_r": "ellipsis"}
     if obj is None:
@@ -61,6 +63,18 @@ def describe(obj: Any) -> Any:
         return {"_r": "module", "name": type(obj).__name__}
     if callable(obj):
         return {"_r": "callable", "name": getattr(obj, "__name__", type(obj).__name__)}
+    return {"_r": "object", "name": type(obj).__name__}
+
+
+def _plain(obj: Any) -> Any:
+    """A subclass of a Python number or string as that plain type (its subclass would not
+    load with ``weights_only=True``, and the whole answer log with it)."""
+    for kind in (int, float, complex, str):
+        if isinstance(obj, kind):
+            try:
+                return str.__str__(obj) if kind is str else kind(obj)
+            except Exception:
+                break
     return {"_r": "object", "name": type(obj).__name__}
 
 

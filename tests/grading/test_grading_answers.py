@@ -1,0 +1,34 @@
+"""Issue 23, item 9: honest answers of numpy or Enum types count in grading too."""
+
+import enum
+import io
+
+import numpy as np
+import torch
+
+from course_helpers.checking.judges import judge
+from course_helpers.checking.submissions import collect, load_submission
+from course_helpers.lessons import get
+
+
+class Option(str, enum.Enum):
+    B = "b"
+
+
+def _through_the_log(submission):
+    buffer = io.BytesIO()
+    torch.save({"format": 1, "attempts": [("x", submission)]}, buffer)
+    buffer.seek(0)
+    return load_submission(buffer)["attempts"][0][1]
+
+
+def test_numpy_and_enum_answers_survive_the_graders_safe_loading():
+    # np.str_("b"), np.float64(12.0) and a str Enum passed check in the kernel, but the log
+    # then failed weights_only loading and the whole notebook scored 0
+    exercise = get("00.how_to_run")
+    for answer in (np.str_("b"), Option.B):
+        submission = _through_the_log(collect(exercise, answer))
+        assert type(submission["answer"]) is str
+        assert judge(exercise, submission).status == "passed", answer
+    record = _through_the_log(collect(exercise, np.float64(12.0)))["answer"]
+    assert type(record) is float and record == 12.0
