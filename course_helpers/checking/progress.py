@@ -232,6 +232,13 @@ def summarize(results: dict[str, str]) -> tuple[LessonProgress, ...]:
 
 def progress(path: Path | None = None) -> ProgressReport:
     """Your progress per lesson: exercises done, attempted (not passed yet) and not started."""
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        from course_helpers.errors import CourseError
+
+        raise CourseError(
+            f"progress() takes no argument (or the path of a progress file), not {path!r}. "
+            "Call progress() to see your progress."
+        )
     if not enabled():  # nothing is read either, so the table is the same on every machine
         note = f"Progress recording is off ({SWITCH_ENV}=off)."
         return ProgressReport(summarize({}), note)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course_helpers.checking.judges import judge
-from course_helpers.checking.submissions import GRADING_ENV, SUBMISSION_FORMAT, load_submission
+from course_helpers.checking.submissions import GRADING_ENV, read_grader_log
 from course_helpers.grading.tampering import suspicious_code
 from course_helpers.grading.worker import DEFAULT_TIMEOUT, MAX_RESTARTS
 from course_helpers.records import invalid_reason
@@ -303,19 +303,15 @@ def _read_attempts(record_dir: Path) -> tuple[dict[str, list], str]:
     if not log.exists():
         return {}, ""
     try:
-        data = load_submission(log)
-        items = data["attempts"]
-        if data.get("format") != SUBMISSION_FORMAT or not isinstance(items, list):
-            raise ValueError("unexpected layout")
+        items = read_grader_log(log)
     except Exception as err:
         return (
             {},
             f"the answer log is unreadable or malformed ({type(err).__name__}): nothing graded",
         )
     attempts: dict[str, list] = {}
-    for item in items:
-        if isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str):
-            attempts.setdefault(item[0], []).append(item[1])
+    for exercise_id, submission in items:
+        attempts.setdefault(exercise_id, []).append(submission)
     return attempts, ""
 
 
@@ -342,6 +338,8 @@ def _grade_exercise(exercise, exercise_id: str, attempts: dict, first: bool) -> 
 
 def _judge_one(exercise, submission) -> tuple[str, str]:
     """(status, message) for one recorded submission, rejecting what collect never makes."""
+    if isinstance(submission, str):  # it could not be saved or loaded: only it is lost
+        return "rejected", f"This recorded answer is {submission}: it could not be judged."
     if not isinstance(submission, dict) or set(submission) - {
         "format",
         "exercise_id",

@@ -32,3 +32,24 @@ def test_numpy_and_enum_answers_survive_the_graders_safe_loading():
         assert judge(exercise, submission).status == "passed", answer
     record = _through_the_log(collect(exercise, np.float64(12.0)))["answer"]
     assert type(record) is float and record == 12.0
+
+
+def test_an_unreadable_attempt_costs_that_attempt_only(tmp_path, monkeypatch):
+    # one answer that weights_only loading refuses used to make the whole log unreadable
+    from course_helpers.checking import submissions
+    from course_helpers.grading.grade import _judge_one, _read_attempts
+
+    good = collect(get("00.how_to_run"), "b")
+    odd = dict(collect(get("00.how_to_run"), "b"), answer=np.float32(1.0))  # not loadable
+    monkeypatch.setattr(
+        submissions, "_grader_log", [("00.how_to_run", odd), ("00.how_to_run", good)]
+    )
+    submissions.dump_for_grader(tmp_path)
+    attempts, problem = _read_attempts(tmp_path)
+    assert problem == ""
+    first, last = attempts["00.how_to_run"]
+    assert _judge_one(get("00.how_to_run"), first)[0] == "rejected"
+    assert _judge_one(get("00.how_to_run"), last) == (
+        "passed",
+        judge(get("00.how_to_run"), good).message,
+    )
