@@ -9,6 +9,7 @@ import re
 import secrets
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -219,6 +220,30 @@ def read_submission(path: str, limit_mb: int = MAX_NOTEBOOK_MB) -> tuple[bytes, 
     return data, ""
 
 
+def notebook_limit(timeout: int, cells: int) -> int:
+    """Seconds a whole notebook may take: each cell its timeout, a re-run for each allowed
+    kernel restart, plus start-up, but never more than 10 cell timeouts or 10 minutes
+    (whichever is longer): a cell that holds its worker cannot hold it for long."""
+    return min(timeout * cells * (1 + MAX_RESTARTS) + 120, max(10 * timeout, 600))
+
+
+OUTPUT_KEPT = 64 * 1024  # bytes of a worker's output the grader keeps (the end of it)
+
+
+def _keep_tail(stream, tail: bytearray) -> None:
+    """Read ``stream`` to its end, keeping only its last :data:`OUTPUT_KEPT` bytes."""
+    while True:
+        try:
+            chunk = stream.read1(65536)
+        except (OSError, ValueError):
+            return
+        if not chunk:
+            return
+        tail += chunk
+        if len(tail) > OUTPUT_KEPT:
+            del tail[: len(tail) - OUTPUT_KEPT]
+
+
 def _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide) -> str:
     """Run the worker (see :func:`worker_main`) on ``copy``; its run status."""
     import signal
@@ -240,20 +265,27 @@ def _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide) -
         start_new_session=True,
         preexec_fn=sandbox.preexec(limits or sandbox.Limits()),
     )
+    tail = bytearray()  # the end of the worker's output only, however much it writes
+    reader = threading.Thread(target=_keep_tail, args=(process.stdout, tail), daemon=True)
+    reader.start()
+    status = ""
     try:
-        out, _ = process.communicate(
-            token.encode() + b"\n", timeout=timeout * cells * (1 + MAX_RESTARTS) + 120
-        )
+        try:
+            process.stdin.write(token.encode() + b"\n")
+            process.stdin.close()
+        except OSError:
+            pass
+        process.wait(timeout=notebook_limit(timeout, cells))
     except subprocess.TimeoutExpired:
-        out, status = b"", "timed out"
-    else:
-        status = ""
+        status = "timed out (the notebook's time limit; no answers)"
     finally:
         try:
             os.killpg(process.pid, signal.SIGKILL)  # whatever it left behind in its session
         except (ProcessLookupError, PermissionError):
             pass
         process.wait()
+        reader.join(timeout=10)
+    out = bytes(tail)
     if status:
         return status
     lines = out.decode(errors="replace").strip().splitlines()

@@ -145,3 +145,32 @@ def test_unknown_exercise_ids_cannot_forge_rows_colour_terminals_or_add_columns(
     assert not any(
         cell.startswith(("=", '"=')) for line in book.splitlines() for cell in line.split(",")
     )
+
+
+def test_a_cell_ignoring_the_interrupt_costs_only_that_cell(tmp_path):
+    # item 7: a cell that ignores SIGINT held its worker for timeout x cells x 3 + 120 s and
+    # lost every answer; its kernel is now killed one timeout after the interrupt
+    import time
+
+    started = time.perf_counter()
+    grade = grade_notebook(str(FIXTURES / "limits" / "ignores_sigint.ipynb"), timeout=8)
+    took = time.perf_counter() - started
+    assert grade.run.startswith("timed out (code cell 3 ignored the interrupt"), grade.run
+    assert {e.exercise_id: e.status for e in grade.exercises} == {
+        "00.how_to_run": "passed",
+        "00.first_tensor": "passed",
+    }
+    assert took < 100, took
+
+
+def test_a_flood_on_the_kernels_stdout_neither_swells_the_grader_nor_hides_the_result():
+    # item 8: 600 MiB on fd 1 took the grader from 0.35 to 2.77 GB (communicate() kept it
+    # all) and the run read "kernel died (status 0)"
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB
+    grade = grade_notebook(str(FIXTURES / "limits" / "floods_stdout.ipynb"), timeout=60)
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grade.run == "completed", grade.run
+    assert grade.score == 1
+    assert grown < 100 * 1024, f"the grader grew by {grown // 1024} MiB"
