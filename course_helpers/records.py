@@ -15,7 +15,11 @@ from typing import Any
 # --------------------------------------------------------------------------- records
 
 
-def describe(obj: Any) -> Any:
+MAX_ANSWER_DEPTH = 100  # levels of nested lists/tuples/dicts an answer may have
+MAX_EXPANDED_MB = 64  # a view larger than this, over far less storage, is refused
+
+
+def describe(obj: Any, _depth: int = 0) -> Any:
     """A serialisable record of ``obj`` holding everything the diagnosis needs.
 
     Python numbers, strings and bools are kept as they are; everything else becomes a
@@ -26,6 +30,13 @@ def describe(obj: Any) -> Any:
         return obj
     if isinstance(obj, (int, float, complex, str)):
         return _plain(obj)  # np.float64, np.str_, a str or int Enum: saved as Python's own
+    if _depth > MAX_ANSWER_DEPTH:
+        from course_helpers.errors import CourseError
+
+        raise CourseError(
+            f"The answer is nested more than {MAX_ANSWER_DEPTH} levels deep, or contains "
+            "itself (a list appended to itself): answer with the value the exercise asks for."
+        )
     if obj is Ellipsis:
         return {"_r": "ellipsis"}
     if obj is None:
@@ -46,15 +57,15 @@ def describe(obj: Any) -> Any:
         return {"_r": "exception", "name": type(obj).__name__, "message": str(obj)}
     if isinstance(obj, (list, tuple)):
         kind = "tuple" if isinstance(obj, tuple) else "list"
-        return {"_r": kind, "items": [describe(item) for item in obj]}
+        return {"_r": kind, "items": [describe(item, _depth + 1) for item in obj]}
     if isinstance(obj, dict):
         return {
             "_r": "dict",
-            "keys": [describe(k) for k in obj],
-            "values": [describe(v) for v in obj.values()],
+            "keys": [describe(k, _depth + 1) for k in obj],
+            "values": [describe(v, _depth + 1) for v in obj.values()],
         }
     if isinstance(obj, (set, frozenset)):
-        return {"_r": "set", "items": sorted((describe(i) for i in obj), key=repr)}
+        return {"_r": "set", "items": sorted((describe(i, _depth + 1) for i in obj), key=repr)}
     if type(obj).__module__ == "numpy" and hasattr(obj, "dtype") and hasattr(obj, "shape"):
         if obj.shape == ():
             return {"_r": "numpy_scalar", "dtype": str(obj.dtype), "value": obj.item()}
@@ -84,6 +95,23 @@ def is_record(obj: Any) -> bool:
 
 def _describe_tensor(t) -> dict:
     import torch
+
+    from course_helpers.errors import CourseError
+
+    if t.is_quantized:
+        raise CourseError(
+            f"The answer is a quantized tensor ({dtype_name(t.dtype)}); the exercises compare "
+            "ordinary tensors: pass x.dequantize() (or the float tensor you quantized)."
+        )
+    if t.layout == torch.strided and t.device.type != "meta":
+        logical = t.numel() * t.element_size()
+        stored = t.untyped_storage().nbytes()
+        if logical > MAX_EXPANDED_MB * 2**20 and logical > 1000 * max(stored, 1):
+            raise CourseError(
+                f"The answer is a view of {t.numel()} elements over only {stored} bytes of "
+                "storage (made by expand() or broadcasting): recording it would copy "
+                f"{logical // 2**20} MiB. Answer with the tensor the task asks for."
+            )
 
     try:
         version = int(t._version)
