@@ -84,7 +84,10 @@ def setup_notebook(
     try:
         return get_device()
     except CourseError as err:
+        from course_helpers.environment.device import fall_back_to_cpu
+
         sys.stderr.write(f"Warning: {err}\nThis notebook continues on the CPU.\n")
+        fall_back_to_cpu()  # and get_device() says the CPU from now on (one decision)
         return torch.device("cpu")
 
 
