@@ -38,7 +38,7 @@ def bwrap_works() -> bool:
         return False
     try:
         true = str(Path(shutil.which("true") or "/usr/bin/true").resolve())  # under /usr
-        probe = [exe, *_BASE, *_system(), true]
+        probe = [exe, *_BASE, *_no_nested_userns(), *_system(), true]
         done = subprocess.run(probe, capture_output=True, timeout=30, check=False)
     except (OSError, subprocess.SubprocessError):
         return False
@@ -46,12 +46,27 @@ def bwrap_works() -> bool:
 
 
 _NAMESPACES = [
-    "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
+    "--unshare-user", "--cap-drop", "ALL",
     "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
     "--die-with-parent", "--new-session",
 ]  # fmt: skip
 
 _BASE = [*_NAMESPACES, "--ro-bind", "/usr", "/usr", "--dev", "/dev", "--proc", "/proc"]
+
+
+@functools.lru_cache(maxsize=1)
+def _no_nested_userns() -> list[str]:
+    """``--disable-userns`` where this bwrap has it (0.8 and later; Ubuntu 22.04 ships 0.6,
+    which would otherwise fail every sandbox and fall back to none). Without it the kernel
+    may still create a user namespace of its own, with capabilities only over itself."""
+    try:
+        text = subprocess.run(
+            [shutil.which("bwrap") or "bwrap", "--help"], capture_output=True, text=True, timeout=30
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return ["--disable-userns"] if "--disable-userns" in text else []
+
 
 # what a kernel reads from /etc (the loader's cache, names, time zone, fonts, certificates)
 _ETC = (
@@ -97,7 +112,8 @@ def command(argv: list[str], work: Path, hide: list[Path], use_sandbox: bool = T
     replaced by an empty one (should it lie inside a visible one)."""
     if not (use_sandbox and bwrap_works()):
         return argv
-    wrapped = [shutil.which("bwrap") or "bwrap", *_BASE, *_system(), "--tmpfs", "/tmp"]
+    wrapped = [shutil.which("bwrap") or "bwrap", *_BASE, *_no_nested_userns(), *_system()]
+    wrapped += ["--tmpfs", "/tmp"]
     for name in _ETC:
         if (Path("/etc") / name).exists():
             wrapped += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
