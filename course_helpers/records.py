@@ -15,15 +15,28 @@ from typing import Any
 # --------------------------------------------------------------------------- records
 
 
-def describe(obj: Any) -> Any:
+MAX_ANSWER_DEPTH = 100  # levels of nested lists/tuples/dicts an answer may have
+MAX_EXPANDED_MB = 64  # a view larger than this, over far less storage, is refused
+
+
+def describe(obj: Any, _depth: int = 0) -> Any:
     """A serialisable record of ``obj`` holding everything the diagnosis needs.
 
     Python numbers, strings and bools are kept as they are; everything else becomes a
     dict with a ``"_r"`` key naming what it was (``"tensor"``, ``"list"``, ``"dtype"``...).
     Tensors are copied to the CPU, so later changes to the answer do not affect the record.
     """
-    if is_record(obj) or isinstance(obj, (bool, int, float, complex, str)):
+    if is_record(obj) or type(obj) in (bool, int, float, complex, str):
         return obj
+    if isinstance(obj, (int, float, complex, str)):
+        return _plain(obj)  # np.float64, np.str_, a str or int Enum: saved as Python's own
+    if _depth > MAX_ANSWER_DEPTH:
+        from course_helpers.errors import CourseError
+
+        raise CourseError(
+            f"The answer is nested more than {MAX_ANSWER_DEPTH} levels deep, or contains "
+            "itself (a list appended to itself): answer with the value the exercise asks for."
+        )
     if obj is Ellipsis:
         return {"_r": "ellipsis"}
     if obj is None:
@@ -44,15 +57,15 @@ def describe(obj: Any) -> Any:
         return {"_r": "exception", "name": type(obj).__name__, "message": str(obj)}
     if isinstance(obj, (list, tuple)):
         kind = "tuple" if isinstance(obj, tuple) else "list"
-        return {"_r": kind, "items": [describe(item) for item in obj]}
+        return {"_r": kind, "items": [describe(item, _depth + 1) for item in obj]}
     if isinstance(obj, dict):
         return {
             "_r": "dict",
-            "keys": [describe(k) for k in obj],
-            "values": [describe(v) for v in obj.values()],
+            "keys": [describe(k, _depth + 1) for k in obj],
+            "values": [describe(v, _depth + 1) for v in obj.values()],
         }
     if isinstance(obj, (set, frozenset)):
-        return {"_r": "set", "items": sorted((describe(i) for i in obj), key=repr)}
+        return {"_r": "set", "items": sorted((describe(i, _depth + 1) for i in obj), key=repr)}
     if type(obj).__module__ == "numpy" and hasattr(obj, "dtype") and hasattr(obj, "shape"):
         if obj.shape == ():
             return {"_r": "numpy_scalar", "dtype": str(obj.dtype), "value": obj.item()}
@@ -64,12 +77,41 @@ def describe(obj: Any) -> Any:
     return {"_r": "object", "name": type(obj).__name__}
 
 
+def _plain(obj: Any) -> Any:
+    """A subclass of a Python number or string as that plain type (its subclass would not
+    load with ``weights_only=True``, and the whole answer log with it)."""
+    for kind in (int, float, complex, str):
+        if isinstance(obj, kind):
+            try:
+                return str.__str__(obj) if kind is str else kind(obj)
+            except Exception:
+                break
+    return {"_r": "object", "name": type(obj).__name__}
+
+
 def is_record(obj: Any) -> bool:
     return isinstance(obj, dict) and "_r" in obj
 
 
 def _describe_tensor(t) -> dict:
     import torch
+
+    from course_helpers.errors import CourseError
+
+    if t.is_quantized:
+        raise CourseError(
+            f"The answer is a quantized tensor ({dtype_name(t.dtype)}); the exercises compare "
+            "ordinary tensors: pass x.dequantize() (or the float tensor you quantized)."
+        )
+    if t.layout == torch.strided and t.device.type != "meta":
+        logical = t.numel() * t.element_size()
+        stored = t.untyped_storage().nbytes()
+        if logical > MAX_EXPANDED_MB * 2**20 and logical > 1000 * max(stored, 1):
+            raise CourseError(
+                f"The answer is a view of {t.numel()} elements over only {stored} bytes of "
+                "storage (made by expand() or broadcasting): recording it would copy "
+                f"{logical // 2**20} MiB. Answer with the tensor the task asks for."
+            )
 
     try:
         version = int(t._version)
@@ -260,14 +302,28 @@ _TENSOR_KEYS = {
 }
 
 
-def invalid_reason(record: Any, depth: int = 0) -> str | None:
+MAX_RECORD_NODES = 100_000  # parts of one answer record validation looks at, at most
+
+
+class _Budget:
+    def __init__(self, nodes: int):
+        self.left = nodes
+
+
+def invalid_reason(record: Any, depth: int = 0, budget: _Budget | None = None) -> str | None:
     """Why ``record`` cannot be a record made by :func:`describe`, or None when it can.
 
     Catches hand-made records: a tensor record whose payload disagrees with its metadata
     (e.g. an empty tensor labelled with the expected shape), unknown keys, wrong types.
+    A record with more than :data:`MAX_RECORD_NODES` parts (counting shared ones each
+    time they appear, as judging would) is refused, so validation always ends quickly.
     """
     import torch
 
+    budget = _Budget(MAX_RECORD_NODES) if budget is None else budget
+    budget.left -= 1
+    if budget.left < 0:
+        return f"it has more than {MAX_RECORD_NODES} parts"
     if depth > 50:
         return "it is nested too deeply"
     if isinstance(record, (bool, int, float, complex, str)):
@@ -298,7 +354,7 @@ def invalid_reason(record: Any, depth: int = 0) -> str | None:
         if record["grad"] is not None:
             if kind_of(record["grad"]) != "tensor":
                 return "a tensor record's grad is not a tensor record"
-            return invalid_reason(record["grad"], depth + 1)
+            return invalid_reason(record["grad"], depth + 1, budget)
         return None
     children: list = []
     if kind in ("list", "tuple", "set"):
@@ -313,7 +369,7 @@ def invalid_reason(record: Any, depth: int = 0) -> str | None:
                 children.append(run.get("output"))
             children.extend(a for a in run.get("args_after", []) if a is not None)
     for child in children:
-        reason = invalid_reason(child, depth + 1)
+        reason = invalid_reason(child, depth + 1, budget)
         if reason:
             return reason
     return None

@@ -101,6 +101,8 @@ def check(exercise_id: str, answer: Any = ..., *, demo: bool = False) -> CheckRe
         return _finish(CheckResult(str(exercise_id), "", "error", message))
     try:
         submission = collect(exercise, answer)
+    except CourseError as err:  # an answer that cannot be recorded: the message says why
+        return _finish(CheckResult(exercise.id, exercise.title, "error", str(err)))
     except Exception as err:  # a bug in the checker must not become the learner's traceback
         return _finish(_internal_error(exercise, err))
     try:

@@ -125,12 +125,24 @@ def latest_results(path: Path | None = None) -> dict[str, str]:
     return dict(_connection(path).execute("SELECT exercise_id, status FROM results"))
 
 
-def reset(path: Path | None = None) -> None:
-    """Forget every recorded result."""
+def reset(path: Path | None = None) -> str:
+    """Forget every recorded result. A file that cannot be read as a progress database
+    (corrupted, or not one) is removed, so starting over always works; the return value
+    then says so ("" otherwise)."""
     path = database_path() if path is None else path
-    if path.exists():
+    if not path.exists():
+        return ""
+    try:
         with _connection(path) as connection:
             connection.execute("DELETE FROM results")
+        return ""
+    except sqlite3.DatabaseError as err:
+        stale = _open.pop(path, None)
+        if stale is not None:
+            stale.close()
+        for name in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+            name.unlink(missing_ok=True)
+        return f"The progress file could not be read ({err}); it was removed."
 
 
 @dataclass(frozen=True)
@@ -232,6 +244,13 @@ def summarize(results: dict[str, str]) -> tuple[LessonProgress, ...]:
 
 def progress(path: Path | None = None) -> ProgressReport:
     """Your progress per lesson: exercises done, attempted (not passed yet) and not started."""
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        from course_helpers.errors import CourseError
+
+        raise CourseError(
+            f"progress() takes no argument (or the path of a progress file), not {path!r}. "
+            "Call progress() to see your progress."
+        )
     if not enabled():  # nothing is read either, so the table is the same on every machine
         note = f"Progress recording is off ({SWITCH_ENV}=off)."
         return ProgressReport(summarize({}), note)
@@ -253,8 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     path = Path(args.db).expanduser() if args.db else database_path()
     if args.reset:
-        reset(path)
-        print(f"Progress reset ({path}).")
+        note = reset(path)
+        print(f"{note} Progress reset ({path}).".strip())
         return 0
     print(progress(path))
     return 0

@@ -38,13 +38,51 @@ def save_for_grader(exercise_id: str, submission: dict) -> None:
         _grader_log.append((exercise_id, submission))
 
 
+LOG_FORMAT = 2  # the grader's answer log: each attempt saved on its own
+
+
 def dump_for_grader(folder: str | os.PathLike) -> None:
-    """Write the attempts kept by ``check`` into ``folder`` (called by the grader only)."""
+    """Write the attempts kept by ``check`` into ``folder`` (called by the grader only).
+    Each attempt is saved on its own, so one that cannot be read safely costs only itself."""
+    import io
+
     import torch
 
-    torch.save(
-        {"format": SUBMISSION_FORMAT, "attempts": list(_grader_log)}, Path(folder) / "log.pt"
-    )
+    attempts: list[tuple[str, bytes | str]] = []
+    for exercise_id, submission in _grader_log:
+        buffer = io.BytesIO()
+        try:
+            torch.save(submission, buffer)
+            attempts.append((exercise_id, buffer.getvalue()))
+        except Exception as err:
+            attempts.append((exercise_id, f"could not be saved ({type(err).__name__})"))
+    torch.save({"format": LOG_FORMAT, "attempts": attempts}, Path(folder) / "log.pt")
+
+
+def read_grader_log(path: str | os.PathLike) -> list[tuple[str, Any]]:
+    """``(exercise id, submission)`` for each attempt of a log written by
+    :func:`dump_for_grader`, in order. An attempt that cannot be loaded safely comes back as
+    a text saying why (only that attempt is lost). ``ValueError`` for a log of another
+    layout; whatever ``torch.load`` raises for a file that is no log at all."""
+    import io
+
+    data = load_submission(path)
+    items = data.get("attempts") if isinstance(data, dict) else None
+    if data.get("format") != LOG_FORMAT or not isinstance(items, list):
+        raise ValueError("unexpected layout")
+    attempts = []
+    for item in items:
+        if not (isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str)):
+            continue
+        exercise_id, saved = item
+        if isinstance(saved, bytes):
+            try:
+                attempts.append((exercise_id, load_submission(io.BytesIO(saved))))
+            except Exception as err:
+                attempts.append((exercise_id, f"unreadable ({type(err).__name__})"))
+        else:
+            attempts.append((exercise_id, saved if isinstance(saved, str) else "unreadable"))
+    return attempts
 
 
 def submission_path(folder: str | os.PathLike, exercise_id: str) -> Path:
@@ -106,7 +144,7 @@ def call_and_record(function, given: tuple) -> dict:
     run = {"output": None, "error": None, "mutated": [], "args_after": []}
     try:
         run["output"] = dx.describe(function(*given))
-    except Exception as err:
+    except (Exception, SystemExit) as err:  # sys.exit() in a learner's function: an error too
         run["error"] = {"type": type(err).__name__, "message": _first_line(str(err))}
     run["mutated"] = [_mutation(b, a) for b, a in zip(before, given, strict=True)]
     run["args_after"] = [dx.describe(a) if is_tensor(a) else None for a in given]

@@ -66,9 +66,25 @@ def get_device():
 
     Set the environment variable ``COURSE_DEVICE`` (``cpu``, ``cuda``, ``cuda:1``,
     ``mps``) to override; an unknown or unavailable value raises ``CourseError``
-    naming the devices that are available.
+    naming the devices that are available, unless :func:`setup_notebook` already warned
+    about that value and chose the CPU: then it is the CPU here too.
     """
     import torch
 
+    wanted = os.environ.get(ENV_VAR, "").strip()
+    if wanted and wanted == _fell_back_from:  # setup_notebook already chose the CPU for it
+        return torch.device("cpu")
     name, _ = device_choice()
     return torch.device(name)
+
+
+# the COURSE_DEVICE value that setup_notebook found unusable and replaced by the CPU (with a
+# warning): get_device then gives the CPU for it too, so a notebook makes one decision and
+# keeps to it instead of running on the CPU until a later cell's get_device() raises
+_fell_back_from: str | None = None
+
+
+def fall_back_to_cpu() -> None:
+    """Remember that the current ``COURSE_DEVICE`` was replaced by the CPU (see above)."""
+    global _fell_back_from
+    _fell_back_from = os.environ.get(ENV_VAR, "").strip() or None

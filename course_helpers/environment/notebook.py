@@ -16,7 +16,27 @@ def cpu_generator(seed: int = 0):
     """
     import torch
 
-    return torch.Generator(device="cpu").manual_seed(int(seed))
+    return torch.Generator(device="cpu").manual_seed(checked_seed(seed, "cpu_generator", 2**63))
+
+
+def checked_seed(seed, where: str, limit: int) -> int:
+    """``seed`` as an ``int``, or a :class:`CourseError` naming the problem: a seed must be
+    a whole number from 0 to ``limit - 1`` (``1.7`` would silently become ``1``)."""
+    import numbers
+
+    from course_helpers.errors import CourseError
+
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise CourseError(
+            f"{where}: the seed must be a whole number such as 0 or 42, not {seed!r} "
+            f"(a {type(seed).__name__}). Pass int(...) of it if you meant a whole number."
+        )
+    if not 0 <= int(seed) < limit:
+        raise CourseError(
+            f"{where}: the seed must be between 0 and {limit - 1}, not {int(seed)}. "
+            "Use a small non-negative number such as 0 or 42."
+        )
+    return int(seed)
 
 
 def setup_notebook(
@@ -47,6 +67,7 @@ def setup_notebook(
     from course_helpers.environment.device import get_device
     from course_helpers.errors import CourseError
 
+    seed = checked_seed(seed, "setup_notebook", 2**32)  # numpy's limit
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
@@ -63,7 +84,10 @@ def setup_notebook(
     try:
         return get_device()
     except CourseError as err:
+        from course_helpers.environment.device import fall_back_to_cpu
+
         sys.stderr.write(f"Warning: {err}\nThis notebook continues on the CPU.\n")
+        fall_back_to_cpu()  # and get_device() says the CPU from now on (one decision)
         return torch.device("cpu")
 
 

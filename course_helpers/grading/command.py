@@ -32,9 +32,16 @@ import time
 from pathlib import Path
 
 from course_helpers.errors import CourseError
-from course_helpers.grading.grade import NotebookGrade, grade_notebook, load_catalogue
+from course_helpers.grading.grade import NotebookGrade, grade_notebook, preload
 from course_helpers.grading.platforms import DEFAULT_PATHS, FORMATS, write_results
-from course_helpers.grading.reports import exit_status, score_table, to_csv, to_json, to_junit
+from course_helpers.grading.reports import (
+    exit_status,
+    safe_text,
+    score_table,
+    to_csv,
+    to_json,
+    to_junit,
+)
 from course_helpers.grading.shards import keyed_paths, merge, parse_shard, read_report
 from course_helpers.grading.tampering import package_snapshot, restore_package
 from course_helpers.grading.worker import DEFAULT_TIMEOUT
@@ -92,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
         args.shard = parse_shard(args.shard) if args.shard else None
     except CourseError as err:
         parser.error(str(err))
+    problem = argument_problem(args)
+    if problem:
+        parser.error(problem)  # exit status 2, before anything is graded
     return grade_batch(args)
 
 
@@ -127,12 +137,14 @@ def merge_main(argv: list[str]) -> int:
         return 2
     print(score_table(grades))
     args.per_student = None
-    write_reports(grades, keys, args, shard=None, seconds=0.0)
+    write_reports(args, grades, keys, seconds=0.0)
     return exit_status(grades)
 
 
-def write_reports(grades, keys, args, shard, seconds: float) -> None:
-    """Every report the options ask for (the same for one run, a shard, and a merge)."""
+def write_reports(args, grades, keys, *, shard=None, finished=(), seconds=None) -> None:
+    """(Re)write the report files for ``grades`` so far (with their shard ``keys``), the
+    per-student files of the notebooks that just ``finished``, and, once the batch is done
+    (``seconds`` given), the platform's results file. The same for a run, a shard, a merge."""
     if args.json:
         Path(args.json).write_text(to_json(grades, keys, shard), encoding="utf-8")
     if args.junit:
@@ -140,15 +152,48 @@ def write_reports(grades, keys, args, shard, seconds: float) -> None:
     if args.csv:
         Path(args.csv).write_text(to_csv(grades), encoding="utf-8")
     if args.per_student:
+        key_of = dict(zip((g.path for g in grades), keys, strict=True))
         folder = Path(args.per_student)
         folder.mkdir(parents=True, exist_ok=True)
-        for grade, key in zip(grades, keys, strict=True):
+        for grade in finished:
             (folder / f"{Path(grade.path).stem}.json").write_text(
-                to_json([grade], [key], shard), encoding="utf-8"
+                to_json([grade], [key_of[grade.path]], shard), encoding="utf-8"
             )
-    if args.results_format:
+    if args.results_format and seconds is not None:
         target = args.results or DEFAULT_PATHS[args.results_format]
         write_results(grades, args.results_format, target, seconds)
+
+
+def argument_problem(args) -> str:
+    """What is wrong with the command line (checked before grading starts), or ""."""
+    for name, value in (("--timeout", args.timeout), ("--memory-mb", args.memory_mb)):
+        if value <= 0:
+            return f"{name} must be a positive number, not {value}"
+    if args.jobs < 1:
+        return f"--jobs must be at least 1, not {args.jobs}"
+    for path in args.paths:
+        if not Path(path).exists() and not Path(path).is_symlink():
+            return f"{path}: no such file or folder"
+    if not notebook_paths(args.paths):
+        return f"no notebooks (*.ipynb) in {', '.join(args.paths)}: nothing to grade"
+    for option in ("json", "junit", "csv"):
+        target = getattr(args, option)
+        if target:
+            parent = Path(target).parent
+            if Path(target).is_dir():
+                return f"--{option} {target}: is a folder; name a file to write"
+            if not parent.is_dir():
+                return f"--{option} {target}: folder {parent} does not exist; create it first"
+            if not os.access(parent, os.W_OK):
+                return f"--{option} {target}: folder {parent} is not writable"
+    if args.per_student:
+        folder = Path(args.per_student)
+        if folder.exists() and not folder.is_dir():
+            return f"--per-student {folder}: is a file; name a folder (it is created if missing)"
+        existing = next((p for p in [folder, *folder.parents] if p.exists()), Path("."))
+        if not existing.is_dir() or not os.access(existing, os.W_OK):
+            return f"--per-student {folder}: cannot create a folder under {existing}"
+    return ""
 
 
 def grade_batch(args) -> int:
@@ -157,10 +202,9 @@ def grade_batch(args) -> int:
 
     from course_helpers.grading import sandbox
 
-    load_catalogue()  # the judge and references, loaded before any submission runs
-    snapshot = package_snapshot()
+    preload()  # the judge, references and every module, loaded before any submission runs
+    snapshot = package_snapshot()  # after preload: its own __pycache__ files are in it
     use_sandbox = not args.no_sandbox
-    sandboxed = use_sandbox and sandbox.bwrap_works()
     print(sandbox.isolation(use_sandbox), file=sys.stderr, flush=True)
     keyed = keyed_paths(args.paths)
     if args.shard is not None:
@@ -196,24 +240,33 @@ def grade_batch(args) -> int:
         futures = {pool.submit(one, path): path for path in paths}
         for done, future in enumerate(as_completed(futures), start=1):
             grade = future.result()
-            # sandboxed, the package is read-only to submissions: a change comes from outside
-            # (e.g. an author editing it), so it is left alone
-            changed = [] if sandboxed else restore_package(snapshot)
+            # checked in every mode: sandboxed, a change means the sandbox failed (or someone
+            # edited the package during the batch); either way it is put back and named
+            changed = restore_package(snapshot)
             if changed:
                 who = "" if jobs == 1 else " (by this or a concurrent submission)"
                 grade.review.append(f"course package changed{who}, restored: {', '.join(changed)}")
             results[futures[future]] = grade
             flag = "  NEEDS REVIEW" if grade.review else ""
             print(
-                f"[{done}/{len(paths)}] {grade.path}: {grade.score}/{grade.max_score} "
-                f"({grade.run}){flag}",
+                f"[{done}/{len(paths)}] {safe_text(grade.path)}: {grade.score}/{grade.max_score} "
+                f"({safe_text(grade.run)}){flag}",
                 file=sys.stderr,
                 flush=True,
+            )
+            # written as each notebook finishes: a batch that stalls later keeps these
+            finished = [(p, key) for p, key in keyed if p in results]
+            write_reports(
+                args,
+                [results[p] for p, _ in finished],
+                [key for _, key in finished],
+                shard=args.shard,
+                finished=[grade],
             )
     grades = [results[path] for path in paths]
     print(score_table(grades))
     keys = [key for _, key in keyed]
-    write_reports(grades, keys, args, args.shard, time.perf_counter() - started)
+    write_reports(args, grades, keys, shard=args.shard, seconds=time.perf_counter() - started)
     return exit_status(grades)
 
 

@@ -9,11 +9,12 @@ import re
 import secrets
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from course_helpers.checking.judges import judge
-from course_helpers.checking.submissions import GRADING_ENV, SUBMISSION_FORMAT, load_submission
+from course_helpers.checking.submissions import GRADING_ENV, read_grader_log
 from course_helpers.grading.tampering import suspicious_code
 from course_helpers.grading.worker import DEFAULT_TIMEOUT, MAX_RESTARTS
 from course_helpers.records import invalid_reason
@@ -32,6 +33,7 @@ class ExerciseGrade:
     points: int
     attempts: int = 0  # how many times check() ran for it
     first_attempt: str = ""  # the status of the first of them
+    known: bool = True  # False: no exercise has this id (it is shown escaped, see below)
 
 
 @dataclass
@@ -123,6 +125,26 @@ def load_catalogue() -> dict:
     return {e.id: e for e in catalog()}
 
 
+_NOT_FOR_THE_GRADER = ("__main__", "pytest_plugin", ".authoring", ".testing")
+
+
+def preload() -> None:
+    """Import every module the grader may need, before any submission runs: a module first
+    imported later would be read from a package (or ``__pycache__``) a submission may have
+    changed by then. Also loads the catalogue (:func:`load_catalogue`)."""
+    import importlib
+
+    for name in ("csv", "json", "xml.etree.ElementTree", "nbformat", "signal", "subprocess"):
+        importlib.import_module(name)
+    package = Path(__file__).resolve().parents[1]
+    for path in sorted(package.rglob("*.py")):
+        parts = ("course_helpers", *path.relative_to(package).with_suffix("").parts)
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        if not any(part in name for part in _NOT_FOR_THE_GRADER):
+            importlib.import_module(name)
+    load_catalogue()
+
+
 def grade_notebook(
     path: str,
     *,
@@ -146,8 +168,11 @@ def grade_notebook(
     import nbformat
 
     known = load_catalogue()
+    data, refused = read_submission(path)
+    if refused:
+        return NotebookGrade(path, f"refused: {refused}")
     try:
-        notebook = nbformat.read(path, as_version=4)
+        notebook = nbformat.reads(data.decode("utf-8"), as_version=4)
     except Exception as err:
         return NotebookGrade(path, f"could not run: {type(err).__name__}: {err}")
     ids = expected_ids(notebook, path, solutions)
@@ -159,7 +184,7 @@ def grade_notebook(
         work = base / "work"
         work.mkdir()
         copy = work / Path(path).name
-        shutil.copyfile(path, copy)
+        copy.write_bytes(data)  # the bytes checked above, not the path again
         token = secrets.token_hex(16)
         run = _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide or [])
         attempts, problem = _read_attempts(work / token)
@@ -167,6 +192,56 @@ def grade_notebook(
         shutil.rmtree(base, ignore_errors=True)
     grades = [_grade_exercise(known.get(i), i, attempts, first_attempt) for i in ids]
     return NotebookGrade(path, run, grades, flags + ([problem] if problem else []))
+
+
+MAX_NOTEBOOK_MB = 20  # a submission larger than this is refused
+
+
+def read_submission(path: str, limit_mb: int = MAX_NOTEBOOK_MB) -> tuple[bytes, str]:
+    """The bytes of a submitted notebook, or why it is refused: a symbolic link (it could
+    name the answer key or another learner's file), anything but a regular file, or more
+    than ``limit_mb`` MiB. Opened once without following links, so the file checked is the
+    file read."""
+    import stat
+
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as err:
+        if Path(path).is_symlink():
+            return b"", "a symbolic link, not a notebook file (submit the file itself)"
+        return b"", f"cannot be opened ({err.strerror})"
+    with os.fdopen(handle, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return b"", "not a regular file (submit the notebook file itself)"
+        data = file.read(limit_mb * 2**20 + 1)
+    if len(data) > limit_mb * 2**20:
+        return b"", f"larger than {limit_mb} MiB (clear the outputs and submit it again)"
+    return data, ""
+
+
+def notebook_limit(timeout: int, cells: int) -> int:
+    """Seconds a whole notebook may take: each cell its timeout, a re-run for each allowed
+    kernel restart, plus start-up, but never more than 10 cell timeouts or 10 minutes
+    (whichever is longer): a cell that holds its worker cannot hold it for long."""
+    return min(timeout * cells * (1 + MAX_RESTARTS) + 120, max(10 * timeout, 600))
+
+
+OUTPUT_KEPT = 64 * 1024  # bytes of a worker's output the grader keeps (the end of it)
+
+
+def _keep_tail(stream, tail: bytearray) -> None:
+    """Read ``stream`` to its end, keeping only its last :data:`OUTPUT_KEPT` bytes."""
+    while True:
+        try:
+            chunk = stream.read1(65536)
+        except (OSError, ValueError):
+            return
+        if not chunk:
+            return
+        tail += chunk
+        if len(tail) > OUTPUT_KEPT:
+            del tail[: len(tail) - OUTPUT_KEPT]
 
 
 def _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide) -> str:
@@ -178,17 +253,7 @@ def _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide) -
 
     argv = [sys.executable, "-m", "course_helpers.grading.worker", "--worker", str(copy)]
     argv += ["--timeout", str(timeout), "--kernel", kernel]
-    env = dict(os.environ)
-    env.update(
-        {
-            "JUPYTER_RUNTIME_DIR": str(work / ".jupyter"),
-            "IPYTHONDIR": str(work / ".ipython"),
-            "MPLCONFIGDIR": str(work / ".matplotlib"),
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "HOME": str(work),
-        }
-    )
-    env.pop(GRADING_ENV, None)
+    env = kernel_environment(work)
     cells = 1 + len(_code_cells(copy))
     process = subprocess.Popen(
         sandbox.command(argv, work, hide, use_sandbox),
@@ -200,26 +265,59 @@ def _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide) -
         start_new_session=True,
         preexec_fn=sandbox.preexec(limits or sandbox.Limits()),
     )
+    tail = bytearray()  # the end of the worker's output only, however much it writes
+    reader = threading.Thread(target=_keep_tail, args=(process.stdout, tail), daemon=True)
+    reader.start()
+    status = ""
     try:
-        out, _ = process.communicate(
-            token.encode() + b"\n", timeout=timeout * cells * (1 + MAX_RESTARTS) + 120
-        )
+        try:
+            process.stdin.write(token.encode() + b"\n")
+            process.stdin.close()
+        except OSError:
+            pass
+        process.wait(timeout=notebook_limit(timeout, cells))
     except subprocess.TimeoutExpired:
-        out, status = b"", "timed out"
-    else:
-        status = ""
+        status = "timed out (the notebook's time limit; no answers)"
     finally:
         try:
             os.killpg(process.pid, signal.SIGKILL)  # whatever it left behind in its session
         except (ProcessLookupError, PermissionError):
             pass
         process.wait()
+        reader.join(timeout=10)
+    out = bytes(tail)
     if status:
         return status
     lines = out.decode(errors="replace").strip().splitlines()
     if lines and lines[-1].startswith("run: "):
         return lines[-1].removeprefix("run: ")
     return f"kernel died (its worker ended with status {process.returncode})"
+
+
+# what a kernel may inherit from the grader: never the rest (tokens, passwords, keys)
+ENV_ALLOWED = (
+    "PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "VIRTUAL_ENV", "LD_LIBRARY_PATH",
+    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
+    "COURSE_DEVICE",
+)  # fmt: skip
+
+
+def kernel_environment(work: Path) -> dict[str, str]:
+    """The environment of a worker and its kernel: the names of :data:`ENV_ALLOWED` (and
+    ``LC_*``) taken from the grader's, the rest set here; nothing else of the grader's."""
+    env = {k: v for k, v in os.environ.items() if k in ENV_ALLOWED or k.startswith("LC_")}
+    env.update(
+        {
+            "JUPYTER_RUNTIME_DIR": str(work / ".jupyter"),
+            "IPYTHONDIR": str(work / ".ipython"),
+            "MPLCONFIGDIR": str(work / ".matplotlib"),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "HOME": str(work),
+            "COURSE_PROGRESS": "off",
+        }
+    )
+    env.pop(GRADING_ENV, None)
+    return env
 
 
 def _code_cells(path) -> list:
@@ -237,25 +335,24 @@ def _read_attempts(record_dir: Path) -> tuple[dict[str, list], str]:
     if not log.exists():
         return {}, ""
     try:
-        data = load_submission(log)
-        items = data["attempts"]
-        if data.get("format") != SUBMISSION_FORMAT or not isinstance(items, list):
-            raise ValueError("unexpected layout")
+        items = read_grader_log(log)
     except Exception as err:
         return (
             {},
             f"the answer log is unreadable or malformed ({type(err).__name__}): nothing graded",
         )
     attempts: dict[str, list] = {}
-    for item in items:
-        if isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str):
-            attempts.setdefault(item[0], []).append(item[1])
+    for exercise_id, submission in items:
+        attempts.setdefault(exercise_id, []).append(submission)
     return attempts, ""
 
 
 def _grade_exercise(exercise, exercise_id: str, attempts: dict, first: bool) -> ExerciseGrade:
-    if exercise is None:
-        return ExerciseGrade(exercise_id, "error", "There is no exercise with this id.", 0)
+    if exercise is None:  # any text a learner wrote: escaped, never a row or column of its own
+        shown = ascii(exercise_id)[1:-1]
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        message = "There is no exercise with this id."
+        return ExerciseGrade(shown, "error", message, 0, known=False)
     tries = attempts.get(exercise.id, [])
     if not tries:
         return ExerciseGrade(exercise.id, "not_attempted", "No answer was checked.", 0)
@@ -273,6 +370,8 @@ def _grade_exercise(exercise, exercise_id: str, attempts: dict, first: bool) -> 
 
 def _judge_one(exercise, submission) -> tuple[str, str]:
     """(status, message) for one recorded submission, rejecting what collect never makes."""
+    if isinstance(submission, str):  # it could not be saved or loaded: only it is lost
+        return "rejected", f"This recorded answer is {submission}: it could not be judged."
     if not isinstance(submission, dict) or set(submission) - {
         "format",
         "exercise_id",

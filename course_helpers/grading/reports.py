@@ -9,26 +9,45 @@ from pathlib import Path
 from course_helpers.grading.grade import NotebookGrade
 
 
+def safe_text(text: str, limit: int = 200) -> str:
+    """``text`` on one line, without control characters (no forged rows, no ANSI codes):
+    each is written as its escape (``\\n``, ``\\x1b``); cut to ``limit`` characters."""
+    text = str(text)
+    if text.isprintable() and len(text) <= limit:
+        return text
+    escaped = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+    return escaped if len(escaped) <= limit else escaped[: limit - 3] + "..."
+
+
+def _csv_cell(value):
+    """A spreadsheet reads a cell starting with = + - @ (or a tab/CR) as a formula."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
 def score_table(grades: list[NotebookGrade]) -> str:
     """A fixed-width per-exercise score table with one total line per notebook."""
     rows = [("notebook", "exercise", "status", "points")]
     for nb in grades:
         for e in nb.exercises:
-            rows.append((nb.path, e.exercise_id, e.status, f"{e.points}/1"))
+            rows.append((safe_text(nb.path), safe_text(e.exercise_id), e.status, f"{e.points}/1"))
         if not nb.exercises:
-            rows.append((nb.path, "-", "no checks found", "0/0"))
+            rows.append((safe_text(nb.path), "-", "no checks found", "0/0"))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     lines = [
         "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows
     ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     for nb in grades:
-        lines.append(f"{nb.path}: {nb.score}/{nb.max_score} ({nb.run})")
+        lines.append(f"{safe_text(nb.path)}: {nb.score}/{nb.max_score} ({safe_text(nb.run)})")
         for e in nb.exercises:
             if e.attempts > 1:
-                lines.append(f"  {e.exercise_id}: {e.attempts} attempts, first {e.first_attempt}")
+                lines.append(
+                    f"  {safe_text(e.exercise_id)}: {e.attempts} attempts, first {e.first_attempt}"
+                )
         for reason in nb.review:
-            lines.append(f"  NEEDS REVIEW (a flag, not a verdict): {reason}")
+            lines.append(f"  NEEDS REVIEW (a flag, not a verdict): {safe_text(reason)}")
     return "\n".join(lines)
 
 
@@ -85,16 +104,17 @@ def to_csv(grades: list[NotebookGrade]) -> str:
     import csv
     import io
 
-    ids = list(dict.fromkeys(e.exercise_id for nb in grades for e in nb.exercises))
+    # a column for each exercise of the catalogue only: an unknown id (any text a learner
+    # wrote) is counted in its notebook's score, never made a column of everyone's gradebook
+    ids = list(dict.fromkeys(e.exercise_id for nb in grades for e in nb.exercises if e.known))
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["notebook", *ids, "score", "max_score", "run", "needs_review"])
     for nb in grades:
         points = {e.exercise_id: e.points for e in nb.exercises}
-        writer.writerow(
-            [nb.path, *(points.get(i, "") for i in ids), nb.score, nb.max_score, nb.run]
-            + ["; ".join(nb.review)]
-        )
+        unknown = [f"unknown exercise {e.exercise_id}" for e in nb.exercises if not e.known]
+        row = [nb.path, *(points.get(i, "") for i in ids), nb.score, nb.max_score, nb.run]
+        writer.writerow([_csv_cell(v) for v in row + ["; ".join(nb.review + unknown)]])
     return buffer.getvalue()
 
 

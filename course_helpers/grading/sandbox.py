@@ -1,13 +1,16 @@
 """Run one submission's worker isolated: bubblewrap when it works here, resource limits always.
 
-With ``bwrap`` (Debian package ``bubblewrap``) the worker sees the whole file system
-read-only, a private ``/tmp``, only its own writable work folder, no submissions folder, no
-answer keys (the lessons package without references or solutions, no ``solutions/``
-notebooks, no git history), no network, and its own PID namespace:
-when it ends, every process it started ends with it. Without it, the worker runs as a plain
-child in its own session (killed as a group afterwards) and :func:`isolation` says what is
-not isolated. Limits (memory, CPU time, processes, file size) are set with ``setrlimit`` in
-the child before it starts, with or without bubblewrap.
+With ``bwrap`` (Debian package ``bubblewrap``) the worker runs in its own user namespace with
+every capability dropped (so it holds none even when the grader runs as root: no remounts,
+no ``setns``), and sees only what a kernel needs, read-only: the system's ``/usr`` (and the
+``/bin``, ``/lib`` links to it), a few files of ``/etc``, Python's prefixes and the course
+package (its lessons without references or solutions); no other clone, no ``solutions/``,
+no git history, no submissions folder, no other work folder. It gets a private ``/tmp``, its
+own writable work folder, no network, and its own PID namespace: when it ends, every process
+it started ends with it. Without it, the worker runs as a plain child in its own session
+(killed as a group afterwards) and :func:`isolation` says what is not isolated. Limits
+(memory, CPU time, processes, file size) are set with ``setrlimit`` in the child before it
+starts, with or without bubblewrap.
 """
 
 from __future__ import annotations
@@ -34,28 +37,64 @@ def bwrap_works() -> bool:
     if exe is None:
         return False
     try:
-        done = subprocess.run([exe, *_BASE, "true"], capture_output=True, timeout=30, check=False)
+        true = str(Path(shutil.which("true") or "/usr/bin/true").resolve())  # under /usr
+        probe = [exe, *_BASE, *_no_nested_userns(), *_system(), true]
+        done = subprocess.run(probe, capture_output=True, timeout=30, check=False)
     except (OSError, subprocess.SubprocessError):
         return False
     return done.returncode == 0
 
 
-_BASE = [
-    "--ro-bind", "/", "/",
-    "--dev", "/dev",
-    "--proc", "/proc",
-    "--tmpfs", "/tmp",
+_NAMESPACES = [
+    "--unshare-user", "--cap-drop", "ALL",
     "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
     "--die-with-parent", "--new-session",
 ]  # fmt: skip
+
+_BASE = [*_NAMESPACES, "--ro-bind", "/usr", "/usr", "--dev", "/dev", "--proc", "/proc"]
+
+
+@functools.lru_cache(maxsize=1)
+def _no_nested_userns() -> list[str]:
+    """``--disable-userns`` where this bwrap has it (0.8 and later; Ubuntu 22.04 ships 0.6,
+    which would otherwise fail every sandbox and fall back to none). Without it the kernel
+    may still create a user namespace of its own, with capabilities only over itself."""
+    try:
+        text = subprocess.run(
+            [shutil.which("bwrap") or "bwrap", "--help"], capture_output=True, text=True, timeout=30
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return ["--disable-userns"] if "--disable-userns" in text else []
+
+
+# what a kernel reads from /etc (the loader's cache, names, time zone, fonts, certificates)
+_ETC = (
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "passwd", "group",
+    "nsswitch.conf", "hosts", "host.conf", "fonts", "ssl", "mime.types", "alternatives",
+    "matplotlibrc", "jupyter",
+)  # fmt: skip
+
+
+def _system() -> list[str]:
+    """``/bin``, ``/lib``... as the links to ``/usr`` they are (merged ``/usr``), or bound."""
+    arguments = []
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        top = Path("/") / name
+        if top.is_symlink():
+            arguments += ["--symlink", str(top.readlink()), str(top)]
+        elif top.is_dir():
+            arguments += ["--ro-bind", str(top), str(top)]
+    return arguments
 
 
 def isolation(use_sandbox: bool = True) -> str:
     """One line saying how submissions are isolated (shown at the start of every batch)."""
     if use_sandbox and bwrap_works():
         return (
-            "isolation: bubblewrap (read-only file system, own /tmp and work folder, answer keys "
-            "hidden, no network, own PID namespace) plus memory/CPU/process/file-size limits"
+            "isolation: bubblewrap (no capabilities, only the system, Python and the course "
+            "package visible and read-only, own /tmp and work folder, answer keys hidden, no "
+            "network, own PID namespace) plus memory/CPU/process/file-size limits"
         )
     return (
         "WARNING: NOT ISOLATED: bubblewrap (bwrap) is missing or cannot create namespaces here. "
@@ -68,12 +107,17 @@ def isolation(use_sandbox: bool = True) -> str:
 
 
 def command(argv: list[str], work: Path, hide: list[Path], use_sandbox: bool = True) -> list[str]:
-    """``argv`` wrapped in bubblewrap (when it works), with ``work`` its only writable folder
-    and each folder of ``hide`` replaced by an empty one."""
+    """``argv`` wrapped in bubblewrap (when it works), with ``work`` its only writable folder,
+    only what a kernel needs visible (see the module doc), and each folder of ``hide``
+    replaced by an empty one (should it lie inside a visible one)."""
     if not (use_sandbox and bwrap_works()):
         return argv
-    wrapped = [shutil.which("bwrap") or "bwrap", *_BASE]
-    for folder in _code_under_tmp():
+    wrapped = [shutil.which("bwrap") or "bwrap", *_BASE, *_no_nested_userns(), *_system()]
+    wrapped += ["--tmpfs", "/tmp"]
+    for name in _ETC:
+        if (Path("/etc") / name).exists():
+            wrapped += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+    for folder in _code_folders():
         wrapped += ["--ro-bind", folder, folder]
     wrapped += answer_keys_hidden()
     for folder in hide:
@@ -86,19 +130,10 @@ def command(argv: list[str], work: Path, hide: list[Path], use_sandbox: bool = T
 def answer_keys_hidden() -> list[str]:
     """bubblewrap arguments that hide the answer keys from the submission: the lessons
     package is replaced by a copy without references or solutions (see
-    :mod:`course_helpers.grading.redact`), and the checkout's ``solutions/`` notebooks and its git
-    history (which holds every version of both) by empty folders."""
+    :mod:`course_helpers.grading.redact`). The checkout around the package (``solutions/``,
+    ``.git``) is never bound, so it is not there at all."""
     package = Path(__file__).resolve().parents[1]
-    arguments = ["--ro-bind", str(_redacted_lessons()), str(package / "lessons")]
-    checkout = package.parent
-    if (checkout / "solutions").is_dir():
-        arguments += ["--tmpfs", str(checkout / "solutions")]
-    git = checkout / ".git"
-    if git.is_dir():
-        arguments += ["--tmpfs", str(git)]
-    elif git.exists():  # a worktree's .git file names where its history is
-        arguments += ["--ro-bind", "/dev/null", str(git)]
-    return arguments
+    return ["--ro-bind", str(_redacted_lessons()), str(package / "lessons")]
 
 
 @functools.lru_cache(maxsize=1)
@@ -114,18 +149,18 @@ def _redacted_lessons() -> Path:
     return write_redacted_lessons(folder / "lessons")
 
 
-def _code_under_tmp() -> list[str]:
-    """Python and the course package when they live under ``/tmp`` (a clone there, a venv
-    there): the private ``/tmp`` would hide them, so they are bound back read-only."""
+def _code_folders() -> list[str]:
+    """Python's prefixes (the interpreter, the standard library, the virtualenv) and the
+    course package, each where the grader sees it (as given and with links resolved)."""
     import sys
 
-    package_root = Path(__file__).resolve().parents[2]
-    found = []
-    for folder in (sys.prefix, sys.exec_prefix, sys.base_prefix, package_root):
+    package = Path(__file__).resolve().parents[1]
+    found: list[str] = []
+    for folder in (sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix, package):
         for form in (Path(folder).absolute(), Path(folder).resolve()):
-            under = form.is_relative_to("/tmp") and form != Path("/tmp")
-            if under and form.is_dir() and str(form) not in found:
-                found.append(str(form))
+            if form.is_dir() and form != Path("/") and str(form) not in found:
+                if not form.is_relative_to("/usr"):
+                    found.append(str(form))
     return found
 
 

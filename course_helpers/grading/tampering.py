@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1]  # course_helpers/
@@ -102,26 +103,40 @@ def _suspect(node) -> str:
 
 
 def package_snapshot(root: Path | None = None) -> dict[Path, bytes]:
-    """The bytes of every file of the course package, taken when grading starts."""
+    """The bytes of every file of the course package, ``__pycache__`` included (a planted
+    ``.pyc`` runs as the module it shadows), taken when grading starts."""
     root = PACKAGE if root is None else root
-    return {p: p.read_bytes() for p in sorted(root.rglob("*.py"))}
+    return {p: p.read_bytes() for p in _files(root) if not p.is_symlink()}
+
+
+def _files(root: Path) -> list[Path]:
+    """Every file and link under ``root`` (links are never followed)."""
+    return sorted(p for p in root.rglob("*") if p.is_symlink() or p.is_file())
 
 
 def restore_package(snapshot: dict[Path, bytes], root: Path | None = None) -> list[str]:
     """Put back any package file a submission changed, added or deleted; names them."""
     root = PACKAGE if root is None else root
     changed = []
-    for path in sorted(root.rglob("*.py")):
+    for path in _files(root):
         if path not in snapshot:
-            path.unlink()
-            changed.append(f"added {path.name}")
+            try:
+                path.unlink()
+            except OSError:
+                pass
+            changed.append(f"added {path.relative_to(root.parent)}")
     for path, data in snapshot.items():
         try:
-            same = path.read_bytes() == data
+            same = not path.is_symlink() and path.read_bytes() == data
         except OSError:
             same = False
         if not same:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-            changed.append(f"changed {path.relative_to(root.parent)}")
+            try:
+                if path.is_symlink() or path.is_dir():
+                    path.unlink() if path.is_symlink() else shutil.rmtree(path)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+                changed.append(f"changed {path.relative_to(root.parent)}")
+            except OSError as err:
+                changed.append(f"changed {path.relative_to(root.parent)} (NOT restored: {err})")
     return changed

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -35,17 +36,19 @@ def run_notebook(notebook, folder: Path, record_dir: Path, timeout: int, kernel:
     (up to ``MAX_RESTARTS`` times), so the answers in the other cells still count.
     """
     import nbformat
-    from nbclient import NotebookClient
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    _KillingClient = _killing_client_class()  # noqa: N806 - a class
 
     env = dict(os.environ)
     env.update({GRADING_ENV: "1", STRICT_ENV: "0", "COURSE_PROGRESS": "off"})
     source = nbformat.from_dict(notebook)  # a copy: the extra cell never reaches the caller
     source.cells.append(nbformat.v4.new_code_cell(_DUMP_CELL.format(path=str(record_dir))))
     crashed: list[int] = []  # numbers (from 1) of the code cells that killed a kernel
+    ignored: list[int] = []  # ... of those that ignored the interrupt (the kernel was killed)
     while True:
         notebook = nbformat.from_dict(source)
-        client = NotebookClient(
+        client = _KillingClient(
             notebook,
             timeout=timeout,
             kernel_name=kernel,
@@ -57,13 +60,18 @@ def run_notebook(notebook, folder: Path, record_dir: Path, timeout: int, kernel:
         running = 0  # 0: the kernel died before any cell ran
         code = [i for i, c in enumerate(notebook.cells) if c.cell_type == "code"]
         try:
-            with client.setup_kernel(env=env):
+            # the kernel's own stdout/stderr (a cell writing to fd 1) go nowhere: only the
+            # worker's last line reaches the grader
+            quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+            with client.setup_kernel(env=env, **quiet):
                 for running, index in enumerate(code, start=1):
                     if running not in crashed:
                         client.execute_cell(notebook.cells[index], index)
         except CellTimeoutError:
             return "timed out"
         except DeadKernelError:
+            if client.killed:
+                ignored.append(running)
             crashed.append(running)
             if len(crashed) > MAX_RESTARTS or running in (0, len(code)):
                 return _died(crashed, gave_up=True)
@@ -77,7 +85,36 @@ def run_notebook(notebook, folder: Path, record_dir: Path, timeout: int, kernel:
     )
     if interrupted:
         return "timed out"
+    if ignored:
+        cells = ", ".join(str(n) for n in ignored)
+        return (
+            f"timed out (code cell {cells} ignored the interrupt: kernel killed, "
+            "run again without it, other answers kept)"
+        )
     return _died(crashed, gave_up=False) if crashed else "completed"
+
+
+def _killing_client_class():
+    """A ``NotebookClient`` that kills the kernel when a cell still runs one timeout after
+    it was interrupted (a cell that ignores SIGINT would otherwise hold it for ever): the
+    kernel is then dead, and the notebook runs again without that cell."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import DeadKernelError
+    from nbclient.util import ensure_async
+
+    class KillingClient(NotebookClient):
+        killed = False
+        _interrupted = None
+
+        async def _async_handle_timeout(self, timeout, cell=None):
+            if cell is not None and self._interrupted is cell:
+                self.killed = True
+                await ensure_async(self.km.shutdown_kernel(now=True))
+                raise DeadKernelError("the cell ignored the interrupt: kernel killed")
+            self._interrupted = cell
+            return await super()._async_handle_timeout(timeout, cell)
+
+    return KillingClient
 
 
 def _died(crashed: list[int], gave_up: bool) -> str:

@@ -22,6 +22,7 @@ from course_helpers.graphs.dot import NoticeShare, dot_escape, dot_size, draw_sv
 from course_helpers.graphs.styles import BACKGROUND, HIGHLIGHT, LABEL_TEXT, node_style
 from course_helpers.graphs.svg import picture_html
 from course_helpers.graphs.walk import (
+    WALK_LIMIT,
     as_outputs,
     collapse_chains,
     describe_nodes,
@@ -252,6 +253,11 @@ def build_picture(output, params, options: dict, who: str) -> tuple[GraphPicture
     raws = walk(outputs, opts["show_accumulate"])
     total = len(raws)
     notes = []
+    if total >= WALK_LIMIT:
+        notes.append(
+            f"the graph has more than {WALK_LIMIT:,} nodes: only the {WALK_LIMIT:,} nearest "
+            "the output were walked; draw a smaller part of it to see the rest"
+        )
     targets: set[int] = set()
     if opts["highlight"] is not None:
         targets = highlight_targets(raws, opts["highlight"], names)

@@ -73,6 +73,15 @@ def torchviz_graph(output, params=None, **make_dot_options) -> TorchvizPicture:
             "torchviz is not installed. Install it with `pip install torchviz`, or use "
             "draw_graph(...) which needs no extra package."
         ) from err
+    import inspect
+
+    known = set(inspect.signature(make_dot).parameters) - {"var", "params"}
+    unknown = sorted(set(make_dot_options) - known)
+    if unknown:  # make_dot would raise a TypeError from inside torchviz
+        raise CourseError(
+            f"torchviz_graph got unknown option(s) {', '.join(unknown)}; torchviz's make_dot "
+            f"takes {', '.join(sorted(known)) or 'no other options'}."
+        )
     target = outputs[0] if len(outputs) == 1 else tuple(outputs)
     try:
         with warnings.catch_warnings():

@@ -114,16 +114,26 @@ class _Raw:
     fn: object = None  # for a leaf: its AccumulateGrad node
 
 
-def walk(outputs: list, show_accumulate: bool) -> list[_Raw]:
-    """Breadth-first, iterative walk from the outputs; list index = traversal order."""
+WALK_LIMIT = 20_000  # nodes walked at most (see walk)
+
+
+def walk(outputs: list, show_accumulate: bool, limit: int = WALK_LIMIT) -> list[_Raw]:
+    """Breadth-first, iterative walk from the outputs; list index = traversal order.
+
+    Stops after ``limit`` nodes (the ones nearest the outputs): a picture draws a few
+    hundred anyway, and holding Python references to every node of a chain of 50,000 or
+    more makes torch crash the kernel when they are released. ``len(result) >= limit``
+    tells that the walk stopped early."""
     raws: list[_Raw] = [_Raw("output", t) for t in outputs]
     index_of: dict[object, int] = {}
     queue: deque = deque()
 
-    def visit(fn) -> int:
+    def visit(fn) -> int | None:
         known = index_of.get(fn)
         if known is not None:
             return known
+        if len(raws) >= limit:
+            return None
         if type(fn).__name__ == "AccumulateGrad":
             leaf = fn.variable
             if show_accumulate:
@@ -140,12 +150,16 @@ def walk(outputs: list, show_accumulate: bool) -> list[_Raw]:
         return index_of[fn]
 
     for raw in raws[: len(outputs)]:
-        raw.inputs.append(visit(raw.obj.grad_fn))
+        found = visit(raw.obj.grad_fn)
+        if found is not None:
+            raw.inputs.append(found)
     while queue:
         current = raws[queue.popleft()]
         for fn, _ in current.obj.next_functions:
             if fn is not None:
-                current.inputs.append(visit(fn))
+                found = visit(fn)
+                if found is not None:
+                    current.inputs.append(found)
     return raws
 
 

@@ -10,7 +10,7 @@ import course_helpers
 import course_helpers.lessons as exercises
 from course_helpers.checking.checker import CheckResult, ExerciseFailed, check
 from course_helpers.checking.judges import judge
-from course_helpers.checking.submissions import collect, load_submission
+from course_helpers.checking.submissions import collect
 from course_helpers.lessons.model import Exercise
 
 HINTS = ("a nudge", "a stronger hint", "nearly the answer")
@@ -375,7 +375,7 @@ def test_grading_mode_keeps_every_attempt_for_the_grader(monkeypatch, tmp_path):
     check("99.row_sums", _row_sums)
     assert list(tmp_path.iterdir()) == []  # nothing is written while the notebook runs
     submissions.dump_for_grader(tmp_path)
-    log = load_submission(tmp_path / "log.pt")["attempts"]
+    log = submissions.read_grader_log(tmp_path / "log.pt")
     assert [i for i, _ in log] == ["00.first_tensor", "00.first_tensor", "99.row_sums"]
     assert not judge(exercises.get("00.first_tensor"), log[0][1]).passed
     assert judge(exercises.get("00.first_tensor"), log[1][1]).passed

@@ -21,6 +21,16 @@ from course_helpers.grading import sandbox
 ROOT = Path(__file__).resolve().parents[2]
 ATTACKS = Path(__file__).parents[1] / "fixtures" / "grading" / "attacks"
 TIMEOUT = "30"
+SECRET = "instructor-secret-7c1e"  # in the grader's environment only (issue 23, item 4)
+
+
+def _package_files(root: Path) -> dict[str, bytes]:
+    """Every file under ``root``, ``__pycache__`` included, by relative path."""
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() or p.is_symlink()
+    }
 
 
 def _grade(tmp: Path, names: list[str], *extra: str) -> dict:
@@ -31,6 +41,7 @@ def _grade(tmp: Path, names: list[str], *extra: str) -> dict:
     for name in names:
         shutil.copy(ATTACKS / f"{name}.ipynb", subs)
     env = dict(os.environ, PYTHONPATH=str(package.parent), PYTHONDONTWRITEBYTECODE="1")
+    env["INSTRUCTOR_SECRET"] = SECRET
     env.pop("COURSE_GRADING_DIR", None)
     done = subprocess.run(
         [sys.executable, "-m", "course_helpers", "grade", str(subs), "--timeout", TIMEOUT]
@@ -44,14 +55,20 @@ def _grade(tmp: Path, names: list[str], *extra: str) -> dict:
         check=False,
     )
     report = json.loads((tmp / "r.json").read_text())
-    lesson = package / "lessons" / "lesson00" / "exercises.py"
+    original = {
+        name: data
+        for name, data in _package_files(ROOT / "course_helpers").items()
+        if "__pycache__" not in name
+    }
     return {
+        "report": (tmp / "r.json").read_text(),
         "status": done.returncode,
         "stderr": done.stderr,
         "by_name": {Path(nb["path"]).stem: nb for nb in report["notebooks"]},
         "tmp": tmp,
-        "package_intact": lesson.read_bytes()
-        == (ROOT / lesson.relative_to(package.parent)).read_bytes(),
+        # byte for byte, __pycache__ included (the copy started without any)
+        "package_intact": _package_files(package) == original,
+        "payload_ran": (package.parent / "pwned").exists(),
     }
 
 
@@ -182,7 +199,7 @@ def unsandboxed(tmp_path_factory):
     # submission, which docs/grading.md states as a limit of running unsandboxed). The same
     # run grades first attempts: there the kernel's check() can say "passed", so the guessing
     # loop stops at the right option, and only --first-attempt denies it the point.
-    names = ["edits_package", "kills_parent", "victim", "guesses_options"]
+    names = ["edits_package", "kills_parent", "victim", "guesses_options", "plants_pyc"]
     tmp = tmp_path_factory.mktemp("unsandboxed")
     # --jobs 1: a changed package is attributed to exactly the submission that changed it
     return _grade(tmp, names, "--no-sandbox", "--jobs", "1", "--first-attempt")
@@ -192,7 +209,13 @@ def test_without_the_sandbox_the_package_is_restored_and_others_unharmed(unsandb
     result = unsandboxed
     assert "NOT ISOLATED" in result["stderr"]
     assert result["package_intact"]
-    assert set(result["by_name"]) == {"edits_package", "kills_parent", "victim", "guesses_options"}
+    assert set(result["by_name"]) == {
+        "edits_package",
+        "kills_parent",
+        "victim",
+        "guesses_options",
+        "plants_pyc",
+    }
     edits = result["by_name"]["edits_package"]
     assert any("course package changed" in reason for reason in edits["review"])
     assert result["by_name"]["victim"]["score"] == 1
@@ -212,10 +235,10 @@ def test_bubblewrap_is_used_where_it_works():
     wrapped = sandbox.command(["python"], Path("/tmp/w"), [Path("/tmp/subs")])
     if sandbox.bwrap_works():
         assert {"--unshare-net", "--unshare-pid", "--die-with-parent"} <= set(wrapped)
-        assert wrapped[wrapped.index("--ro-bind") + 1 : wrapped.index("--ro-bind") + 3] == [
-            "/",
-            "/",
-        ]
+        assert {"--unshare-user", "--disable-userns"} <= set(wrapped)
+        assert wrapped[wrapped.index("--cap-drop") + 1] == "ALL"
+        binds = [wrapped[i + 1] for i, arg in enumerate(wrapped) if arg == "--ro-bind"]
+        assert "/" not in binds  # only what a kernel needs (issue 23, item 3)
     else:
         assert wrapped == ["python"]
 
@@ -240,3 +263,65 @@ def test_a_python_under_tmp_stays_visible_in_the_sandbox(tmp_path, monkeypatch):
         check=False,
     )
     assert done.stdout.strip() == "up", done.stderr
+
+
+# --------------------------------------------------------------------------- issue 23
+
+
+_PROBE = """
+import ctypes, os, pathlib, sys
+status = dict(line.split(":", 1) for line in open("/proc/self/status") if line.startswith("Cap"))
+print("CapEff", status["CapEff"].strip(), "CapBnd", status["CapBnd"].strip())
+libc = ctypes.CDLL(None, use_errno=True)
+package = pathlib.Path(sys.argv[1])
+print("umount", libc.umount2(str(package / "lessons").encode(), 2))
+print("remount", libc.mount(None, b"/", None, 32 | 4096, None))
+print("checkout", sorted(os.listdir(package.parent)))
+print("above", sorted(os.listdir(package.parent.parent)))
+"""
+
+
+@pytest.mark.skipif(not sandbox.bwrap_works(), reason="needs bubblewrap (apt install bubblewrap)")
+def test_the_sandbox_holds_no_capabilities_and_shows_only_what_a_kernel_needs(tmp_path):
+    # issue 23, items 1 and 3: as root, bubblewrap kept CapEff 000001fffeffffff (umount2,
+    # setns, remounts) and bound the whole file system (other clones, other work folders)
+    package = Path(sandbox.__file__).resolve().parents[1]
+    done = subprocess.run(
+        sandbox.command([sys.executable, "-c", _PROBE, str(package)], tmp_path, []),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    assert lines["CapEff"] == "0000000000000000 CapBnd 0000000000000000", done.stderr
+    assert lines["umount"] == "-1" and lines["remount"] == "-1"
+    # the checkout shows only the package (and a virtualenv inside it): no solutions/,
+    # .git, tests or notebooks; the folder above shows no other clone
+    shown = eval(lines["checkout"])  # noqa: S307 - our own probe's output
+    assert "course_helpers" in shown
+    assert set(shown) <= {"course_helpers", ".venv", "venv"}, shown
+    assert eval(lines["above"]) == [package.parent.name]  # noqa: S307
+
+
+def test_an_escape_as_root_changes_nothing_and_runs_nothing_in_the_grader(batch):
+    # issue 23, item 1: unmount, remount read-write, append to a module imported late
+    assert batch["package_intact"]
+    assert not batch["payload_ran"]
+    assert batch["by_name"]["escapes_as_root"]["score"] == 0
+    assert points(batch["by_name"]["victim"], "00.first_tensor")["status"] == "failed"
+
+
+def test_a_planted_pyc_never_runs_in_the_grader_and_is_removed(unsandboxed):
+    # issue 23, item 2: a .pyc with the .py's header, for a module the grader imported late
+    assert not unsandboxed["payload_ran"]
+    assert unsandboxed["package_intact"]  # __pycache__ included
+    planted = unsandboxed["by_name"]["plants_pyc"]
+    assert any("__pycache__" in reason for reason in planted["review"]), planted["review"]
+    assert points(unsandboxed["by_name"]["victim"], "00.first_tensor")["status"] == "failed"
+
+
+def test_the_graders_environment_never_reaches_a_kernel(batch):
+    # issue 23, item 4: INSTRUCTOR_SECRET came back in a report's message
+    nb = batch["by_name"]["reads_env"]
+    assert "no secret here" in points(nb, "00.how_to_run")["message"]
+    assert SECRET not in batch["report"]

@@ -60,3 +60,20 @@ def test_what_the_kernel_needs_to_record_an_answer_stays(redacted):
     assert callable(module.run_on_two_ranks)  # imported by lesson 13's exercise notebook
     module, _ = redacted["lesson11"]
     assert callable(module.probe)
+
+
+def test_nothing_singles_out_a_choice_exercises_answer(redacted, tmp_path):
+    # issue 23, item 5: the right option was the only one without an entry in `explanations`
+    # (and the misconceptions name wrong answers): 2/2 in all 22 choice exercises
+    choices = [e for e in catalog() if e.kind == "choice" and e.options]
+    assert len(choices) >= 20
+    for exercise in choices:
+        module, _ = redacted[f"lesson{exercise.id[:2]}"]
+        twin = next(e for e in module.EXERCISES if e.id == exercise.id)
+        assert dict(twin.explanations) == {}, exercise.id
+    folder = redact.write_redacted_lessons(tmp_path / "lessons")
+    for path in sorted(folder.glob("lesson*/misconceptions.py")):
+        spec = importlib.util.spec_from_file_location(f"redacted_m_{path.parent.name}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        assert module.MISCONCEPTIONS == [], path.parent.name
