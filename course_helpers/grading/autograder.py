@@ -49,6 +49,13 @@ RESULTS="$ROOT/results/results.json"
 mkdir -p "$ROOT/results"
 rm -f "$RESULTS"
 export OMP_NUM_THREADS=1
+shopt -s nullglob
+notebooks=("$ROOT"/submission/*.ipynb)
+if [ "${#notebooks[@]}" -eq 0 ]; then  # the grader refuses an empty batch: say why instead
+    printf '%s %s\n' '{"score": 0, "tests": [], "output": "No notebook (.ipynb) was found in' \
+        'your submission: upload your exercise notebook and submit again."}' > "$RESULTS"
+    exit 0
+fi
 "$PYTHON" -m course_helpers grade "$ROOT/submission" --jobs 1 \
     --results-format gradescope --results "$RESULTS"
 status=$?

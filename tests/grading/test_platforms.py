@@ -141,7 +141,7 @@ def test_run_autograder_grades_a_submission_into_gradescopes_results_file(bundle
 def test_run_autograder_on_an_empty_submission_still_writes_a_valid_result(bundle, tmp_path):
     data = _run_autograder(bundle, tmp_path / "autograder", [])
     jsonschema.validate(data, _schema("gradescope"))
-    assert data["score"] == 0 and "No notebook" in data["output"]
+    assert data["score"] == 0 and "No notebook (.ipynb) was found" in data["output"]
 
 
 def test_a_bundle_is_never_written_over_existing_files(tmp_path):
@@ -160,6 +160,7 @@ def test_a_grader_that_fails_still_leaves_a_result_that_says_so(bundle, tmp_path
     broken.chmod(0o755)
     root = tmp_path / "autograder"
     (root / "submission").mkdir(parents=True)
+    shutil.copy(FIXTURES / "correct.ipynb", root / "submission" / "correct.ipynb")
     env = dict(os.environ, AUTOGRADER_ROOT=str(root), COURSE_PYTHON=str(broken))
     script = bundle.with_suffix("") / "run_autograder"
     done = subprocess.run(["bash", str(script)], cwd=root, env=env, capture_output=True)
