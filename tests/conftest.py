@@ -14,6 +14,9 @@ def _isolated_course_env(monkeypatch, tmp_path):
     monkeypatch.setenv("COURSE_PROGRESS_DB", str(tmp_path / "progress.sqlite"))
     for name in ("COURSE_DEVICE", "COURSE_STRICT", "COURSE_GRADING_DIR"):
         monkeypatch.delenv(name, raising=False)
+    # a COURSE_DEVICE that setup_notebook replaced by the CPU is remembered for the process
+    # (one decision per kernel): each test starts as a fresh kernel would
+    monkeypatch.setattr("course_helpers.environment.device._fell_back_from", None)
     yield
 
 

@@ -65,10 +65,14 @@ def test_05_hand_chain_rule_accepts_float64_and_names_a_nan():
 
 
 def test_by_hand_numpy_answers_are_named():
+    # np.float64 is a Python float: it is recorded as one (issue 23: the grader's safe
+    # loading refuses NumPy's subclass) and told to become a tensor like any float
     message = check("05.central_difference", np.float64(12.000001)).message
-    assert message.startswith("Your answer is a NumPy float64, but a tensor is expected")
+    assert message.startswith("Your answer is a Python float, but a tensor is expected")
     message = check("05.central_difference", np.array(12.000001)).message
     assert message.startswith("Your answer is a NumPy scalar (float64), not a tensor")
+    message = check("05.central_difference", np.array([12.000001])).message
+    assert message.startswith("Your answer is a NumPy array (float64), but a tensor")
 
 
 def test_04_fix_mse_accepts_squeeze_without_a_dim():
