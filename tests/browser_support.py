@@ -118,7 +118,9 @@ def opened(page, relative: str):
         "(p) => { const w = window.jupyterapp.shell.currentWidget;"
         " return !!(w && w.context && w.context.path === p); }",
         arg=relative,
-        timeout=30_000,
+        # the first notebook a fresh page opens also loads the notebook and widget code
+        # (seen taking over 30 s on 2 busy cores in a clean-clone CI run)
+        timeout=90_000,
     )
     try:
         yield page
