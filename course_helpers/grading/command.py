@@ -42,6 +42,7 @@ from course_helpers.grading.reports import (
     to_json,
     to_junit,
 )
+from course_helpers.grading.sandbox import DEFAULT_MEMORY_MB
 from course_helpers.grading.shards import keyed_paths, merge, parse_shard, read_report
 from course_helpers.grading.tampering import package_snapshot, restore_package
 from course_helpers.grading.worker import DEFAULT_TIMEOUT
@@ -84,7 +85,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--per-student", metavar="DIR", help="also write one JSON report per notebook into DIR"
     )
-    parser.add_argument("--memory-mb", type=int, default=4096, help="memory limit per process")
+    parser.add_argument(
+        "--memory-mb",
+        type=int,
+        default=DEFAULT_MEMORY_MB,
+        help=f"address space per process, MiB (default {DEFAULT_MEMORY_MB})",
+    )
     parser.add_argument(
         "--no-sandbox", action="store_true", help="do not use bubblewrap even where it works"
     )

@@ -21,10 +21,14 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+# Address space per process (RLIMIT_AS), MiB. It counts mappings, not memory in use: a CUDA
+# build of torch maps over 3 GiB on import (2.14.1+cu130: VmPeak 3.26 GB, CPU build 0.65 GB).
+DEFAULT_MEMORY_MB = 8192
+
 
 @dataclass(frozen=True)
 class Limits:
-    memory_mb: int = 4096  # address space per process
+    memory_mb: int = DEFAULT_MEMORY_MB  # address space per process
     cpu_s: int = 600  # CPU seconds per process
     processes: int = 512  # per user (not enforced for root)
     file_mb: int = 256  # largest file it may write
