@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""Graphviz's ``dot``: finding it, running it, labelling its edges, and the one-time notice
+shown when it is missing and the built-in layout (``graphs.svg``) draws instead."""
 
 from __future__ import annotations
 

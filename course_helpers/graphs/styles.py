@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""The colours and border styles of graph pictures, shared by the DOT and SVG renderers and
+the replay: one place, so every picture and every step reads the same."""
 
 from __future__ import annotations
 

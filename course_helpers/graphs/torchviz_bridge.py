@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""``torchviz_graph(output)``: the graph as torchviz's ``make_dot`` draws it, for learners who
+meet torchviz elsewhere. Drawn on an opaque background; its text form is the DOT source."""
 
 from __future__ import annotations
 

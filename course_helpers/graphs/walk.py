@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""The walk over an autograd graph: from the outputs back to the leaves (iteratively, so long
+chains are fine), with each node's label lines: shapes, saved tensors, gradients."""
 
 from __future__ import annotations
 
