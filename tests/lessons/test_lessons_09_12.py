@@ -130,6 +130,50 @@ def test_11_clip_with_scaler_answer_unscales_before_clipping():
     assert text.index("unscale_") < text.index("clip_grad_norm_") < text.index("scaler.step")
 
 
+
+def _lrs_used(scheduler_first: bool, per_batch: bool = False):
+    """A learner's loop, written out: 4 epochs of 2 batches with a StepLR(2, 0.5)."""
+    import warnings
+
+    x, y = torch.randn(16, 3), torch.randn(16, 1)
+    model = nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)
+    lrs = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(4):
+            if scheduler_first:
+                scheduler.step()
+            for xb, yb in ((x[:8], y[:8]), (x[8:], y[8:])):
+                optimizer.zero_grad()
+                nn.functional.mse_loss(model(xb), yb).backward()
+                lrs.append(optimizer.param_groups[0]["lr"])
+                optimizer.step()
+                if per_batch:
+                    scheduler.step()
+            if not scheduler_first and not per_batch:
+                scheduler.step()
+    return lrs, [str(w.message) for w in caught]
+
+
+def test_11_lr_schedule_accepts_the_optimizer_then_scheduler_order():
+    lrs, warned = _lrs_used(scheduler_first=False)
+    assert warned == []
+    assert _verdict("11.lr_schedule", lrs).passed
+
+
+def test_11_lr_schedule_rejects_the_orders_torch_warns_about_or_not():
+    lrs, warned = _lrs_used(scheduler_first=True)
+    assert any("before `optimizer.step()`" in w for w in warned)  # torch's own warning
+    early = _verdict("11.lr_schedule", lrs)
+    assert not early.passed and "before the epoch's optimizer steps" in early.message
+    lrs, warned = _lrs_used(scheduler_first=False, per_batch=True)
+    assert warned == []  # no warning for the wrong frequency: only the check sees it
+    per_batch = _verdict("11.lr_schedule", lrs)
+    assert not per_batch.passed and "after every batch" in per_batch.message
+
+
 # ----------------------------------------------------------------------------------- lesson 12
 def test_12_first_nonfinite_reference_on_known_runs():
     f = lesson12._first_nonfinite

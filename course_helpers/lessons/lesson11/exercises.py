@@ -133,6 +133,40 @@ def _seeded_batches():
     return [batch.tolist() for (batch,) in loader]
 
 
+# --- 11.lr_schedule: the learning rate each optimizer step used
+
+
+def lr_schedule_run(where: str = "after each epoch") -> list[float]:
+    """The learning rate of each optimizer.step() over 4 epochs of 2 batches, with a StepLR.
+
+    `where` places scheduler.step(): "after each epoch" (the right place), "before each
+    epoch", "after each batch" or "never" (the typical mistakes)."""
+    import warnings
+
+    x, y = _small_data()
+    batches = [(x[:8], y[:8]), (x[8:], y[8:])]
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)
+    lrs = []
+    with warnings.catch_warnings():  # the "before" mistake makes torch warn; not here
+        warnings.simplefilter("ignore")
+        for _ in range(4):
+            if where == "before each epoch":
+                scheduler.step()
+            for xb, yb in batches:
+                optimizer.zero_grad()
+                torch.nn.functional.mse_loss(model(xb), yb).backward()
+                lrs.append(optimizer.param_groups[0]["lr"])
+                optimizer.step()
+                if where == "after each batch":
+                    scheduler.step()
+            if where == "after each epoch":
+                scheduler.step()
+    return lrs
+
+
 EXERCISES = [
     # --- quick questions in the lesson notebook ---
     Exercise(
@@ -407,5 +441,33 @@ EXERCISES = [
             "Unscale first, clip second, step last.",
         ),
         solution='answer = "b"',
+    ),
+    Exercise(
+        id="11.lr_schedule",
+        title="Where the scheduler steps",
+        lesson=LESSON,
+        kind="value",
+        build_reference=lr_schedule_run,
+        hints=(
+            "StepLR's step_size counts calls of scheduler.step(). Is it written in epochs or "
+            "in batches here?",
+            "An epoch schedule is stepped once per epoch, and only after the optimizer has "
+            "used the current rate.",
+            "Create the StepLR next to the optimizer; inside the batch loop leave everything "
+            "as it is; after the batch loop, still inside the epoch loop, call "
+            "scheduler.step(). answer = lrs.",
+        ),
+        solution=(
+            "scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)\n"
+            "lrs = []\n"
+            "for _ in range(4):\n"
+            "    for xb, yb in batches:\n"
+            "        optimizer.zero_grad()\n"
+            "        loss_fn(model(xb), yb).backward()\n"
+            '        lrs.append(optimizer.param_groups[0]["lr"])\n'
+            "        optimizer.step()\n"
+            "    scheduler.step()\n"
+            "answer = lrs"
+        ),
     ),
 ]

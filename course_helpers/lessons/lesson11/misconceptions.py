@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from course_helpers.lessons.lesson11.exercises import lr_schedule_run as _lrs
 from course_helpers.lessons.lesson11.exercises import probe as _probe
 from course_helpers.lessons.model import Misconception
 
@@ -306,6 +307,38 @@ MISCONCEPTIONS += [
             "Clearing model.weight.grad by hand leaves model.bias.grad to pile up, and the "
             "growing bias steps pull the weight off course too. Clear every parameter's "
             "gradient at once, through the optimizer, at the start of each step."
+        ),
+    ),
+]
+
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="11.lr_schedule",
+        label="scheduler stepped before the optimizer",
+        build_answer=lambda: _lrs("before each epoch"),
+        message=(
+            "scheduler.step() ran before the epoch's optimizer steps, so the first learning "
+            "rate was used for one epoch only and every later one came an epoch early (torch "
+            "warns about this order). Step the scheduler after the optimizer."
+        ),
+    ),
+    Misconception(
+        exercise_id="11.lr_schedule",
+        label="epoch schedule stepped every batch",
+        build_answer=lambda: _lrs("after each batch"),
+        message=(
+            "scheduler.step() ran after every batch, so step_size=2 counted batches and the "
+            "rate fell twice as often as the task asks. An epoch schedule steps once per "
+            "epoch."
+        ),
+    ),
+    Misconception(
+        exercise_id="11.lr_schedule",
+        label="scheduler never stepped",
+        build_answer=lambda: _lrs("never"),
+        message=(
+            "The learning rate never changed: creating a scheduler does nothing until its "
+            "step() is called."
         ),
     ),
 ]
