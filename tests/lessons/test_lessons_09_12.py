@@ -130,7 +130,6 @@ def test_11_clip_with_scaler_answer_unscales_before_clipping():
     assert text.index("unscale_") < text.index("clip_grad_norm_") < text.index("scaler.step")
 
 
-
 def _lrs_used(scheduler_first: bool, per_batch: bool = False):
     """A learner's loop, written out: 4 epochs of 2 batches with a StepLR(2, 0.5)."""
     import warnings
