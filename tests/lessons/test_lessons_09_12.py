@@ -58,6 +58,43 @@ def test_09_train_both_rejects_kept_graphs_and_stale_features():
     assert not stale.passed and "losses" in stale.message
 
 
+def _carry_hidden(detach: str, retain_graph: bool = False):
+    """The loop of the exercise, as a learner might write it; `detach`: "start", "end", "never"."""
+    sequence, targets, (w_in, w_h, w_out) = lesson09._carry_hidden_data()
+    h = torch.zeros(1, 4)
+    losses = []
+    for start in (0, 4, 8):
+        if detach == "start":
+            h = h.detach()
+        loss = torch.zeros(())
+        for t in range(start, start + 4):
+            h = torch.tanh(sequence[t : t + 1] @ w_in + h @ w_h)
+            loss = loss + (h @ w_out - targets[t : t + 1]).pow(2).sum()
+        loss.backward(retain_graph=retain_graph)
+        with torch.no_grad():
+            for p in (w_in, w_h, w_out):
+                p -= 0.1 * p.grad
+                p.grad = None
+        if detach == "end":
+            h.detach_()  # in place, after the update: the same cut
+        losses.append(loss.item())
+    return losses
+
+
+def test_09_carry_hidden_accepts_a_cut_at_either_end_of_the_chunk():
+    assert _verdict("09.carry_hidden", _carry_hidden("start")).passed
+    assert _verdict("09.carry_hidden", _carry_hidden("end")).passed
+
+
+def test_09_carry_hidden_loop_fails_as_the_lesson_says_and_retain_graph_does_not_help():
+    import pytest
+
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        _carry_hidden("never")
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        _carry_hidden("never", retain_graph=True)
+
+
 # ----------------------------------------------------------------------------------- lesson 10
 def _standardize_answer(how: str):
     data = lesson10._standardize_data()

@@ -72,6 +72,44 @@ def _train_both_losses():
     return {"losses": losses, "items holding a graph": 0}
 
 
+def _carry_hidden_data():
+    """A 12-step sequence, its targets, and a tiny recurrent cell's weights (w_in, w_h, w_out)."""
+    g = cpu_generator(19)
+    sequence = torch.randn(12, 2, generator=g)
+    targets = torch.randn(12, 1, generator=g)
+    weights = tuple(
+        (0.5 * torch.randn(*shape, generator=g)).requires_grad_()
+        for shape in ((2, 4), (4, 4), (4, 1))
+    )
+    return sequence, targets, weights
+
+
+def carry_hidden_losses(mistake: str = "") -> list[float]:
+    """Chunk losses of truncated backpropagation through time: h detached once per chunk.
+
+    `mistake` gives a typical wrong version: "reset" (h zeroed every chunk), "per step"
+    (h detached at every time step) or "grads kept" (.grad never cleared)."""
+    sequence, targets, (w_in, w_h, w_out) = _carry_hidden_data()
+    h = torch.zeros(1, 4)
+    losses = []
+    for start in (0, 4, 8):
+        h = torch.zeros(1, 4) if mistake == "reset" else h.detach()
+        loss = torch.zeros(())
+        for t in range(start, start + 4):
+            if mistake == "per step":
+                h = h.detach()
+            h = torch.tanh(sequence[t : t + 1] @ w_in + h @ w_h)
+            loss = loss + (h @ w_out - targets[t : t + 1]).pow(2).sum()
+        loss.backward()
+        with torch.no_grad():
+            for p in (w_in, w_h, w_out):
+                p -= 0.1 * p.grad
+                if mistake != "grads kept":
+                    p.grad = None
+        losses.append(loss.item())
+    return losses
+
+
 EXERCISES = [
     # ---- Check yourself (lesson notebook) ----
     Exercise(
@@ -271,6 +309,39 @@ EXERCISES = [
             "    loss.backward()\n"
             "    with torch.no_grad():\n"
             "        for p in (proj, head):\n"
+            "            p -= 0.1 * p.grad\n"
+            "            p.grad = None\n"
+            "    losses.append(loss.item())\n"
+            "answer = losses"
+        ),
+    ),
+    Exercise(
+        id="09.carry_hidden",
+        title="Carry a hidden state across chunks",
+        lesson=LESSON,
+        kind="value",
+        build_reference=carry_hidden_losses,
+        hints=(
+            "The second chunk's backward() fails. Which graph does the carried h still lead "
+            "back into, and what did the first backward() do to it?",
+            "The next chunk needs h's value but not its history: cut h from the graph once "
+            "per chunk. retain_graph does not help (the update changed w_h in place).",
+            "At the start of each chunk (first line inside `for start in ...`) write "
+            "h = h.detach(); keep h carried over (do not reset it to zeros) and keep the rest "
+            "of the loop as it is. answer = losses.",
+        ),
+        solution=(
+            "h = torch.zeros(1, 4)\n"
+            "losses = []\n"
+            "for start in (0, 4, 8):\n"
+            "    h = h.detach()\n"
+            "    loss = torch.zeros(())\n"
+            "    for t in range(start, start + 4):\n"
+            "        h = torch.tanh(sequence[t : t + 1] @ w_in + h @ w_h)\n"
+            "        loss = loss + (h @ w_out - targets[t : t + 1]).pow(2).sum()\n"
+            "    loss.backward()\n"
+            "    with torch.no_grad():\n"
+            "        for p in (w_in, w_h, w_out):\n"
             "            p -= 0.1 * p.grad\n"
             "            p.grad = None\n"
             "    losses.append(loss.item())\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from course_helpers.lessons.lesson09.exercises import carry_hidden_losses
 from course_helpers.lessons.model import Misconception
 
 
@@ -310,6 +311,38 @@ MISCONCEPTIONS += [
             "The graph is rebuilt every iteration now, but .grad is never cleared, so each "
             "update uses the sum of all the gradients so far. Clear the gradients after "
             "every update, as the original loop did."
+        ),
+    ),
+]
+
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="09.carry_hidden",
+        label="hidden state reset every chunk",
+        build_answer=lambda: carry_hidden_losses("reset"),
+        message=(
+            "Each chunk starts from a zero hidden state, so the model forgets the sequence so "
+            "far: the first chunk is right, the later ones are not. Keep h's value and cut only "
+            "its history."
+        ),
+    ),
+    Misconception(
+        exercise_id="09.carry_hidden",
+        label="hidden state detached at every time step",
+        build_answer=lambda: carry_hidden_losses("per step"),
+        message=(
+            "h is cut from the graph at every time step, so each backward() reaches only one "
+            "step back inside the chunk and the updates differ. Cut it once per chunk, before "
+            "the chunk's first step."
+        ),
+    ),
+    Misconception(
+        exercise_id="09.carry_hidden",
+        label="gradients never cleared",
+        build_answer=lambda: carry_hidden_losses("grads kept"),
+        message=(
+            "The graph problem is solved, but .grad is never cleared, so each update adds the "
+            "gradients of all earlier chunks. Clear them after every update, as the loop did."
         ),
     ),
 ]
