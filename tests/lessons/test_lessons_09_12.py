@@ -95,6 +95,40 @@ def test_09_carry_hidden_loop_fails_as_the_lesson_says_and_retain_graph_does_not
         _carry_hidden("never", retain_graph=True)
 
 
+def _penalised(how: str):
+    """The exercise written out by a learner: "grad" (autograd.grad), "reset" (backward with
+    create_graph, then w.grad = None) or "kept" (backward with create_graph, .grad kept)."""
+    import warnings
+
+    w, xs = lesson09._penalty_data()
+    loss = (xs @ w).pow(2).mean()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if how == "grad":
+            (grad_w,) = torch.autograd.grad(loss, w, create_graph=True)
+        else:
+            loss.backward(create_graph=True)
+            grad_w = w.grad
+            if how == "reset":
+                w.grad = None
+    (loss + 0.1 * grad_w.pow(2).sum()).backward()
+    return w, caught
+
+
+def test_09_gradient_penalty_accepts_both_fixes_of_the_lesson():
+    w, _ = _penalised("grad")
+    assert _verdict("09.gradient_penalty", w).passed and not w.grad.requires_grad
+    w, _ = _penalised("reset")
+    assert _verdict("09.gradient_penalty", w).passed and not w.grad.requires_grad
+
+
+def test_09_gradient_penalty_rejects_a_gradient_left_in_grad():
+    w, _ = _penalised("kept")
+    assert w.grad.requires_grad  # the graph the lesson's pitfall warns about
+    verdict = _verdict("09.gradient_penalty", w)
+    assert not verdict.passed and "counts twice" in verdict.message
+
+
 # ----------------------------------------------------------------------------------- lesson 10
 def _standardize_answer(how: str):
     data = lesson10._standardize_data()

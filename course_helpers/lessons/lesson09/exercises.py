@@ -110,6 +110,38 @@ def carry_hidden_losses(mistake: str = "") -> list[float]:
     return losses
 
 
+def _penalty_data():
+    """A weight vector that requires grad and a batch of inputs for the gradient penalty."""
+    g = cpu_generator(29)
+    w = torch.randn(3, generator=g).requires_grad_()
+    xs = torch.randn(6, 3, generator=g)
+    return w, xs
+
+
+def penalised_leaf(mistake: str = ""):
+    """w after backward() of loss + 0.1 * |d loss / d w|^2, the inner gradient by autograd.grad.
+
+    `mistake`: "counted twice" (loss.backward(create_graph=True), .grad kept), "retain_graph"
+    (autograd.grad with retain_graph instead of create_graph) or "weight decay" (a penalty on
+    w itself)."""
+    import warnings
+
+    w, xs = _penalty_data()
+    loss = (xs @ w).pow(2).mean()
+    if mistake == "counted twice":
+        with warnings.catch_warnings():  # torch's reference-cycle warning; not here
+            warnings.simplefilter("ignore")
+            loss.backward(create_graph=True)
+        grad_w = w.grad
+    elif mistake == "retain_graph":
+        (grad_w,) = torch.autograd.grad(loss, w, retain_graph=True)
+    else:
+        (grad_w,) = torch.autograd.grad(loss, w, create_graph=True)
+    penalty = w.pow(2).sum() if mistake == "weight decay" else grad_w.pow(2).sum()
+    (loss + 0.1 * penalty).backward()
+    return w
+
+
 EXERCISES = [
     # ---- Check yourself (lesson notebook) ----
     Exercise(
@@ -346,6 +378,30 @@ EXERCISES = [
             "            p.grad = None\n"
             "    losses.append(loss.item())\n"
             "answer = losses"
+        ),
+    ),
+    Exercise(
+        id="09.gradient_penalty",
+        title="A gradient penalty without a leak",
+        lesson=LESSON,
+        kind="autograd",
+        build_reference=penalised_leaf,
+        attributes=("grad", "is_leaf", "requires_grad"),
+        hints=(
+            "The penalty is built from a gradient, so that gradient must have a graph of its "
+            "own: which argument gives it one?",
+            "loss.backward(create_graph=True) would also store that gradient in w.grad, where "
+            "the final backward() adds onto it. torch.autograd.grad returns it instead.",
+            "Get the inner gradient with torch.autograd.grad(loss, w, create_graph=True), "
+            "build the penalty from it, then call backward() once on loss + 0.1 * penalty. "
+            "answer = w.",
+        ),
+        solution=(
+            "loss = (xs @ w).pow(2).mean()\n"
+            "(grad_w,) = torch.autograd.grad(loss, w, create_graph=True)\n"
+            "penalty = grad_w.pow(2).sum()\n"
+            "(loss + 0.1 * penalty).backward()\n"
+            "answer = w"
         ),
     ),
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from course_helpers.lessons.lesson09.exercises import carry_hidden_losses
+from course_helpers.lessons.lesson09.exercises import carry_hidden_losses, penalised_leaf
 from course_helpers.lessons.model import Misconception
 
 
@@ -343,6 +343,39 @@ MISCONCEPTIONS += [
         message=(
             "The graph problem is solved, but .grad is never cleared, so each update adds the "
             "gradients of all earlier chunks. Clear them after every update, as the loop did."
+        ),
+    ),
+]
+
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="09.gradient_penalty",
+        label="loss gradient counted twice",
+        build_answer=lambda: penalised_leaf("counted twice"),
+        message=(
+            "loss.backward(create_graph=True) left the loss's gradient in w.grad, and the final "
+            "backward() added onto it, so the loss counts twice (and w.grad keeps a graph that "
+            "leads back to w). Get the inner gradient without storing it, or clear w.grad "
+            "before the final backward()."
+        ),
+    ),
+    Misconception(
+        exercise_id="09.gradient_penalty",
+        label="retain_graph instead of create_graph",
+        build_answer=lambda: penalised_leaf("retain_graph"),
+        message=(
+            "retain_graph=True keeps the loss's graph for the second backward(), but the inner "
+            "gradient has no history, so the penalty is a constant and adds nothing to w.grad. "
+            "The gradient itself must be recorded."
+        ),
+    ),
+    Misconception(
+        exercise_id="09.gradient_penalty",
+        label="penalty on the weights",
+        build_answer=lambda: penalised_leaf("weight decay"),
+        message=(
+            "The penalty here is on w itself (weight decay). The task penalises the size of "
+            "the loss's gradient with respect to w."
         ),
     ),
 ]
