@@ -243,6 +243,7 @@ class WalkRecord:
     leaf_fns: dict
     names: dict
     options: dict
+    complete: bool = True  # False: the walk stopped at WALK_LIMIT nodes
 
 
 def build_picture(output, params, options: dict, who: str) -> tuple[GraphPicture, WalkRecord]:
@@ -311,6 +312,7 @@ def build_picture(output, params, options: dict, who: str) -> tuple[GraphPicture
         leaf_fns={f"n{i}": raw.fn for i, raw in enumerate(raws) if raw.kind == "leaf"},
         names={f"n{i}": name for i, (_, _, name) in enumerate(described) if name},
         options=opts,
+        complete=total < WALK_LIMIT,
     )
     return GraphPicture(nodes, "autograd graph", notes), record
 

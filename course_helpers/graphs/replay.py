@@ -25,7 +25,7 @@ from course_helpers.graphs.dot import NoticeShare
 from course_helpers.graphs.picture import build_picture
 from course_helpers.graphs.styles import ACTIVE_FILL, DONE, HIGHLIGHT, STYLES
 from course_helpers.graphs.svg import picture_html
-from course_helpers.graphs.walk import tensor_summary
+from course_helpers.graphs.walk import WALK_LIMIT, tensor_summary
 from course_helpers.records import fmt_shape
 from course_helpers.widgets import widgets_available
 
@@ -383,6 +383,13 @@ def replay_backward(
         )
     options = {**options, "show_grad": False}  # each step adds the .grad known so far
     base, walk = build_picture(output, params, options, "replay_backward")
+    if not walk.complete:  # hooking every node of a huge graph would crash torch on release
+        raise CourseError(
+            f"replay_backward replays graphs of at most {WALK_LIMIT:,} nodes, and this one "
+            f"has more (it stopped walking at {WALK_LIMIT:,}); nothing was run, no .grad "
+            "changed. Replay a smaller version of the computation (fewer steps or layers), "
+            "or call output.backward() directly and use draw_graph(output) for the picture."
+        )
     if gradient is None and output.numel() != 1:
         shape = tuple(output.shape)
         raise CourseError(
