@@ -32,7 +32,7 @@ from course_helpers.widgets import widgets_available
 EDGE_VALUES = 3  # an edge shows the gradient's values up to this many numbers, else its shape
 # a step's picture is scaled down to this height, so that on a 1366x768 screen the buttons,
 # the step text, the legend and the whole graph show together once the widget's top is in view
-FIT = "calc(100vh - 330px)"
+FIT = "calc(100vh - 250px)"
 STATIC_STEPS = 40  # the static fallback draws a picture for at most this many steps
 WIDGET_FIX = (
     "pip install ipywidgets (it brings the JupyterLab widget extension), then restart "
@@ -365,18 +365,18 @@ def legend_html(freed: bool = True) -> str:
             f'vertical-align:-1px"></span>{text}</span>'
         )
 
-    ran = "ran: saved tensors freed" if freed else "ran (retain_graph: saved tensors kept)"
+    ran = "ran: saved tensors freed" if freed else "ran: saved tensors kept (retain_graph)"
     arrow = (
-        f'<span style="white-space:nowrap"><span style="color:{HIGHLIGHT};font-weight:bold">'
-        "&#8594;</span> red arrow: gradient sent now, from the sender to the receiver</span>"
+        f'<span style="white-space:nowrap"><b style="color:{HIGHLIGHT}">&#8594;</b> gradient '
+        "sent now (sender &#8594; receiver)</span>"
     )
     return (
         '<div class="course-legend" style="font-size:12px;line-height:1.35;display:flex;'
-        'flex-wrap:wrap;gap:0 12px;margin:2px 0">'
+        'flex-wrap:wrap;gap:0 10px;margin:2px 0">'
         f"{swatch(ACTIVE_FILL, HIGHLIGHT, 'running now')}"
-        f"{swatch(op_fill, DONE, ran + ' (in: = gradient received)')}"
+        f"{swatch(op_fill, DONE, ran + ', in: = gradient received')}"
         f"{swatch(op_fill, STYLES['op'][1], 'waiting')}"
-        f"{swatch(leaf_fill, leaf_border, 'leaf (.grad so far)')}{arrow}</div>"
+        f"{swatch(leaf_fill, leaf_border, 'leaf: .grad so far')}{arrow}</div>"
     )
 
 
