@@ -3,7 +3,8 @@
 Once the widget's top is in view, its buttons, its legend (one line) and the whole step
 picture must be visible together, without scrolling, with Graphviz's layout and with the
 built-in one. Measured on the page's bounding boxes; the screenshots go to
-build/screenshots/replay_1366x768__*.png.
+build/screenshots/replay_1366x768__*.png. A taller graph (a two-layer
+model) in the same cell checks the scaling.
 """
 
 from __future__ import annotations
@@ -82,8 +83,21 @@ def _replay_cell() -> int:
     return next(i for i, c in enumerate(cells) if "replay_backward(" in c.source)
 
 
-@pytest.mark.parametrize("layout", ["dot", "builtin"])
-def test_lesson_05_replay_fits_a_1366x768_screen(browser, lab, layout):
+# a taller graph in the same cell: a two-layer model's replay (about 600 px high unscaled)
+MLP = """torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Tanh(), torch.nn.Linear(3, 2))
+replay = replay_backward(model(torch.randn(5, 4)).pow(2).mean(), model)
+replay"""
+
+SET_SOURCE = """([i, code]) => {
+  window.jupyterapp.shell.currentWidget.content.model.cells.get(i).sharedModel.setSource(code);
+}"""
+
+
+@pytest.mark.parametrize(
+    ("graph", "layout"), [("lesson05", "dot"), ("lesson05", "builtin"), ("mlp", "dot")]
+)
+def test_lesson_05_replay_fits_a_1366x768_screen(browser, lab, graph, layout):
     replay = _replay_cell()
     context = browser.new_context(viewport={"width": 1366, "height": 768})
     page = context.new_page()
@@ -93,11 +107,13 @@ def test_lesson_05_replay_fits_a_1366x768_screen(browser, lab, layout):
         page.wait_for_function(CELLS_DONE, arg=[1], timeout=120_000, polling=300)
         if layout == "builtin":  # as on a machine without Graphviz
             page.evaluate(EXECUTE, 'import os; os.environ["COURSE_GRAPHVIZ"] = "off"')
+        if graph == "mlp":
+            page.evaluate(SET_SOURCE, [replay, MLP])
         page.evaluate(RUN_CELLS, [replay])
         page.wait_for_function(CELLS_DONE, arg=[replay], timeout=120_000, polling=300)
         cell = page.locator(f'.jp-Notebook .jp-Cell[data-windowed-list-index="{replay}"]')
         cell.locator(".widget-vbox .course-graph img").first.wait_for(timeout=30_000)
-        for _ in range(2):  # step 3: the product sends 48 and 32
+        for _ in range(2):  # step 3 (lesson 05: the product sends 48 and 32)
             cell.get_by_role("button", name="next").click()
         page.wait_for_function(
             "(i) => document.querySelector(`.jp-Cell[data-windowed-list-index='${i}']"
@@ -114,9 +130,9 @@ def test_lesson_05_replay_fits_a_1366x768_screen(browser, lab, layout):
         page.wait_for_timeout(500)
         box = page.evaluate(MEASURE, replay)
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / f"replay_1366x768__{layout}.png"))
+        page.screenshot(path=str(SCREENSHOTS / f"replay_1366x768__{graph}_{layout}.png"))
         visible, picture = box["visible"], box["picture"]
-        message = f"{layout}: {box}"
+        message = f"{graph}, {layout}: {box}"
         assert box["widget"]["top"] >= visible["top"] - 1, message  # the widget's top in view
         assert box["controls"]["bottom"] <= visible["bottom"], message  # the buttons
         assert box["legend"]["height"] <= box["legend_line"], message  # the legend: one line
