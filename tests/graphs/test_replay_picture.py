@@ -190,3 +190,14 @@ def test_builtin_layout_text_shows_at_dots_size(monkeypatch):
     without = rendered_font_px(builtin)
     assert with_dot == pytest.approx(13.33, abs=0.05)  # Graphviz: 10 pt
     assert without == pytest.approx(with_dot, abs=0.3), (without, with_dot)  # was 11 px
+
+
+def test_lesson_05_step_3_golden():
+    """Step 3's text form and DOT (arrows dir=back, 48 and 32 on the edges the product sends
+    them along, PowBackward0's saved tensor freed). Regenerate with UPDATE_GOLDEN=1 (see
+    tests/graphs/test_graph.py) and review the diff by eye."""
+    from test_graph import assert_golden
+
+    third = lesson05().picture(3)
+    assert_golden("replay_step3.txt", third.text())
+    assert_golden("replay_step3.dot", third._dot(xlabels=True))
