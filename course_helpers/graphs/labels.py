@@ -9,6 +9,7 @@ no edge, no arrowhead, no box and no label placed before, inside the canvas.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
 Point = tuple[float, float]
 Rect = tuple[float, float, float, float]  # x0, y0, x1, y1
@@ -70,27 +71,31 @@ def place_label(
     w, h = size
     mx, my = middle
     gap = 3.0
-
-    def free(rect: Rect) -> bool:
-        if rect[0] < bounds[0] or rect[2] > bounds[2] or rect[1] < bounds[1] or rect[3] > bounds[3]:
-            return False
-        x0, y0, x1, y1 = rect[0] - 1, rect[1] - 1, rect[2] + 1, rect[3] + 1
-        if any(x0 <= px <= x1 and y0 <= py <= y1 for px, py in lines):
-            return False
-        return not any(_overlaps(rect, other) for other in [*boxes, *placed])
-
     first = None
     for dy in (0.0, -h / 2, h / 2, -h, h):
         top = my + dy - h / 2
+        if top < bounds[1] or top + h > bounds[3]:
+            continue
+        # what lies in this horizontal band, found once: x of drawn points, boxes, labels
+        xs = sorted(px for px, py in lines if top - 1 <= py <= top + h + 1)
+        rects = [r for r in [*boxes, *placed] if r[1] < top + h and top < r[3]]
         band = [px for px, py in own if top - 1 <= py <= top + h + 1] or [mx]
         right, left = max(band) + gap, min(band) - gap - w
         for shift in range(0, 80, 4):
             for x0 in (right + shift, left - shift):
                 rect = (x0, top, x0 + w, top + h)
                 first = first or rect
-                if free(rect):
-                    placed.append(rect)
-                    return rect
+                if x0 < bounds[0] or x0 + w > bounds[2]:
+                    continue
+                k = bisect_left(xs, x0 - 1)
+                if k < len(xs) and xs[k] <= x0 + w + 1:
+                    continue  # a point of an edge or arrowhead lies under it
+                if any(_overlaps(rect, other) for other in rects):
+                    continue
+                placed.append(rect)
+                return rect
+    if first is None:
+        first = (mx + gap, my - h / 2, mx + gap + w, my + h / 2)
     x0 = min(max(first[0], bounds[0]), bounds[2] - w)
     rect = (x0, first[1], x0 + w, first[3])
     placed.append(rect)

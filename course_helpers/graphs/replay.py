@@ -391,6 +391,8 @@ def replay_backward(
     ``.grad`` end as after one plain ``backward()`` (accumulating into any existing
     ``.grad``), the graph is freed unless ``retain_graph=True``, and no hook is left
     behind. Returns a :class:`BackwardReplay` (``.steps``, ``.table()``, a widget).
+    A graph of more than 20,000 nodes is refused with a ``CourseError`` before anything
+    runs. The step pictures draw arrows the way gradients flow (sender to receiver).
     """
     import torch
 
