@@ -59,35 +59,65 @@ def graphviz_dot() -> str | None:
 
 
 _DOT_EDGE = re.compile(
-    r'<g id="[^"]*" class="edge">\s*<title>(\w+)&#45;&gt;(\w+)</title>\s*<path [^>]*d="([^"]+)"'
+    r'<g id="[^"]*" class="edge">\s*<title>(\w+)&#45;&gt;(\w+)</title>\s*<path [^>]*d="([^"]+)"/>'
+    r"((?:\s*<polygon [^>]*/>)*)"
 )
+
+
+_DOT_NODE = re.compile(r'class="node">\s*<title>\w+</title>\s*<polygon [^>]*points="([^"]+)"')
+
+
+_POINTS = re.compile(r'points="([^"]+)"')
 
 
 _VIEWBOX = re.compile(r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"')
 
 
+def _points(text: str) -> list[tuple[float, float]]:
+    pairs = [p.split(",") for p in text.split()]
+    return [(float(x), float(y)) for x, y in pairs]
+
+
 def label_dot_edges(svg: str, labels: dict) -> str:
-    """Write each label of ``labels`` on the middle of its edge in a Graphviz SVG."""
+    """Write each label of ``labels`` beside the middle of its edge in a Graphviz SVG,
+    where it covers no edge, arrowhead, box or other label (``graphs.labels``)."""
     from html import escape
+
+    from course_helpers.graphs.labels import place_label, sample_path, sample_polyline
 
     box = _VIEWBOX.search(svg)
     end = svg.rfind("</g>")
     if box is None or end < 0:
         return svg
-    width = float(box.group(1))
+    width, height = float(box.group(1)), float(box.group(2))
+    bounds = (-4.0, 4.0 - height, width - 4.0, 4.0)  # the graph group is translated (4, h - 4)
+    edges = []
+    for src, dst, path, heads in _DOT_EDGE.findall(svg):
+        pts = sample_path(path)
+        for head in _POINTS.findall(heads):
+            corners = _points(head)
+            pts += sample_polyline(corners, 1.0)
+        edges.append((src, dst, path, pts))
+    lines = [pt for *_, pts in edges for pt in pts]
+    rects = []
+    for text in _DOT_NODE.findall(svg):
+        xs, ys = zip(*_points(text), strict=False)
+        rects.append((min(xs), min(ys), max(xs), max(ys)))
+    placed: list[tuple[float, float, float, float]] = []
     out = []
-    for src, dst, path in _DOT_EDGE.findall(svg):
+    for src, dst, path, pts in edges:
         text = labels.get((src, dst))
         if text is None:
             continue
-        x, y = _bezier_middle(path)
-        half = len(text) * 3.0 + 3
-        x = min(max(x, half - 2), width - half - 6)  # stay inside the canvas (x offset 4)
+        w = len(text) * 6.0 + 6
+        x0, y0, x1, _ = place_label(
+            _bezier_middle(path), (w, 13.0), pts, lines, rects, placed, bounds
+        )
         out.append(
-            f'<g class="edge-label"><rect x="{x - half:.1f}" y="{y - 7:.1f}" '
-            f'width="{2 * half:.1f}" height="13" rx="3" fill="{BACKGROUND}" '
+            f'<g class="edge-label"><rect x="{x0:.1f}" y="{y0:.1f}" '
+            f'width="{w:.1f}" height="13" rx="3" fill="{BACKGROUND}" '
             f'stroke="{LABEL_TEXT}" stroke-width="0.8"/><text text-anchor="middle" '
-            f'x="{x:.1f}" y="{y + 3:.1f}" font-family="monospace" font-size="10.00" '
+            f'x="{(x0 + x1) / 2:.1f}" y="{y0 + 10:.1f}" font-family="monospace" font-size="10.00" '
             f'font-weight="bold" fill="{LABEL_TEXT}">{escape(text)}</text></g>'
         )
     return svg[:end] + "\n".join(out) + "\n" + svg[end:]

@@ -105,6 +105,10 @@ class GraphPicture:
         self.box_sizes: dict[str, tuple[float, float]] = dict(box_sizes or {})
         self.notice_share = NoticeShare()
         self.show_notice = True  # False: keep the notice's space empty (replay steps > 1)
+        # "forward": arrows from a node's inputs to it (the forward pass, draw_graph);
+        # "backward": from a node to its inputs, the way gradients flow (a replay's steps)
+        self.arrows = "forward"
+        self.done_note = ""  # what "+ = already ran" adds in the text form (a replay's steps)
 
     # -- text ------------------------------------------------------------------------------
     def text(self) -> str:
@@ -113,6 +117,11 @@ class GraphPicture:
             f"{self.title}: {len(self.nodes)} nodes. 'a <- b' means a is computed from b; "
             "backward() runs from n0 towards the leaves."
         ]
+        if self.arrows == "backward":
+            head.append(
+                "arrows in the picture point the way gradients flow: from the node that "
+                "sends a gradient to the node it is computed from"
+            )
         head += [f"note: {note}" for note in self.notes]
         width = max(len(n.id) for n in self.nodes)
         kinds = max(len(n.kind) for n in self.nodes)
@@ -128,7 +137,7 @@ class GraphPicture:
         if any(n.on_path for n in self.nodes):
             head.append("* = on the highlighted path")
         if any(n.active for n in self.nodes):
-            head.append("> = running now, + = already run")
+            head.append("> = running now, + = already ran" + self.done_note)
         return "\n".join(head + body)
 
     __str__ = text
@@ -175,6 +184,8 @@ class GraphPicture:
                     attrs = f' [color="{HIGHLIGHT}" penwidth=2{label if xlabels else ""}]'
                 elif node.on_path and self._by_id(src).on_path:
                     attrs = f' [color="{HIGHLIGHT}" penwidth=2]'
+                if self.arrows == "backward":  # same layout, arrowhead at the input
+                    attrs = f" [dir=back {attrs[2:]}" if attrs else " [dir=back]"
                 out.append(f"\t{src} -> {node.id}{attrs}")
         out.append("}")
         return "\n".join(out) + "\n"
@@ -211,23 +222,42 @@ class GraphPicture:
         return {"image/svg+xml": svg, "text/html": self.html(svg), "text/plain": self.text()}
 
     def with_state(
-        self, *, active=None, done=(), extra_lines=None, edge_labels=None, box_sizes=None
+        self,
+        *,
+        active=None,
+        done=(),
+        extra_lines=None,
+        edge_labels=None,
+        box_sizes=None,
+        freed=(),
     ) -> GraphPicture:
         """A copy with one node marked as running, some as done, extra lines per node,
-        texts on edges and fixed box sizes (see ``edge_labels`` and ``box_sizes``)."""
+        texts on edges and fixed box sizes (see ``edge_labels`` and ``box_sizes``); the
+        nodes in ``freed`` say "freed" instead of their saved tensors' shapes."""
         extra_lines = extra_lines or {}
-        nodes = [
-            replace(
-                n,
-                active=(n.id == active),
-                done=(n.id in done),
-                lines=n.lines + tuple(extra_lines.get(n.id, ())),
+        nodes = []
+        for n in self.nodes:
+            lines = n.lines
+            if n.id in freed:
+                lines = (lines[0], *(freed_line(line) for line in lines[1:]))
+            nodes.append(
+                replace(
+                    n,
+                    active=(n.id == active),
+                    done=(n.id in done),
+                    lines=lines + tuple(extra_lines.get(n.id, ())),
+                )
             )
-            for n in self.nodes
-        ]
         return GraphPicture(
             nodes, self.title, self.notes, edge_labels=edge_labels, box_sizes=box_sizes
         )
+
+
+def freed_line(line: str) -> str:
+    """``saved self: (3, 4)`` -> ``saved self: freed`` (backward released it); others as is."""
+    if line.startswith("saved ") and ": " in line:
+        return line.split(": ")[0] + ": freed"
+    return line
 
 
 # --------------------------------------------------------------------------- describing nodes
@@ -243,6 +273,7 @@ class WalkRecord:
     leaf_fns: dict
     names: dict
     options: dict
+    complete: bool = True  # False: the walk stopped at WALK_LIMIT nodes
 
 
 def build_picture(output, params, options: dict, who: str) -> tuple[GraphPicture, WalkRecord]:
@@ -311,6 +342,7 @@ def build_picture(output, params, options: dict, who: str) -> tuple[GraphPicture
         leaf_fns={f"n{i}": raw.fn for i, raw in enumerate(raws) if raw.kind == "leaf"},
         names={f"n{i}": name for i, (_, _, name) in enumerate(described) if name},
         options=opts,
+        complete=total < WALK_LIMIT,
     )
     return GraphPicture(nodes, "autograd graph", notes), record
 

@@ -25,11 +25,14 @@ from course_helpers.graphs.dot import NoticeShare
 from course_helpers.graphs.picture import build_picture
 from course_helpers.graphs.styles import ACTIVE_FILL, DONE, HIGHLIGHT, STYLES
 from course_helpers.graphs.svg import picture_html
-from course_helpers.graphs.walk import tensor_summary
+from course_helpers.graphs.walk import WALK_LIMIT, tensor_summary
 from course_helpers.records import fmt_shape
 from course_helpers.widgets import widgets_available
 
 EDGE_VALUES = 3  # an edge shows the gradient's values up to this many numbers, else its shape
+# a step's picture is scaled down to this height, so that on a 1366x768 screen the buttons,
+# the step text, the legend and the whole graph show together once the widget's top is in view
+FIT = "calc(100vh - 250px)"
 STATIC_STEPS = 40  # the static fallback draws a picture for at most this many steps
 WIDGET_FIX = (
     "pip install ipywidgets (it brings the JupyterLab widget extension), then restart "
@@ -70,8 +73,11 @@ def _all_nodes(output) -> list:
 class BackwardReplay:
     """Recorded steps of one backward pass: ``.steps``, ``.table()``, ``.picture(k)``."""
 
-    def __init__(self, steps: list[ReplayStep], base, output_name: str, limit: int, initial):
+    def __init__(
+        self, steps: list[ReplayStep], base, output_name: str, limit: int, initial, freed=True
+    ):
         self.steps = steps
+        self._freed = freed  # the saved tensors of a node are freed once it ran (no retain_graph)
         self._base = base
         self._output_name = output_name
         self._limit = limit
@@ -136,6 +142,13 @@ class BackwardReplay:
             extra_lines=extra,
             edge_labels=self._edge_labels(step),
             box_sizes=self._box_sizes(),
+            freed=done if self._freed else (),
+        )
+        picture.arrows = "backward"  # arrows go the way the gradients flow
+        picture.done_note = (
+            " (its saved tensors are freed)"
+            if self._freed
+            else " (saved tensors kept: retain_graph)"
         )
         picture.notice_share = self._notice  # one notice per replay, on step 1 only;
         picture.show_notice = number == 1  # the other steps keep its space: same layout
@@ -174,6 +187,7 @@ class BackwardReplay:
     def _box_sizes(self) -> dict[str, tuple[float, float]]:
         """Per node the size of its largest box over all steps (computed once)."""
         if self._sizes is None:
+            from course_helpers.graphs.picture import freed_line
             from course_helpers.graphs.svg import box_size, node_lines
 
             variants: dict[str, dict[str, list[str]]] = {}  # node -> slot -> texts
@@ -195,7 +209,9 @@ class BackwardReplay:
             for node in self._base.nodes:
                 slots = variants.get(node.id, {})
                 widest = [max(texts, key=len) for texts in slots.values()]
-                sizes[node.id] = box_size(node_lines(node) + widest)
+                freed = [freed_line(line) for line in node_lines(node)]
+                (w1, h1), (w2, h2) = box_size(node_lines(node) + widest), box_size(freed + widest)
+                sizes[node.id] = (max(w1, w2), max(h1, h2))
             self._sizes = sizes
         return self._sizes
 
@@ -220,8 +236,8 @@ class BackwardReplay:
         if number not in self._html:
             picture = self.picture(number)
             self._html[number] = (
-                f"<pre>{escape(self._step_text(number))}</pre>{legend_html()}"
-                f"{picture_html(picture.svg(), picture.text(), 'Step picture as text')}"
+                f"<pre>{escape(self._step_text(number))}</pre>{legend_html(self._freed)}"
+                + picture_html(picture.svg(), picture.text(), "Step picture as text", FIT)
             )
         return self._html[number]
 
@@ -231,7 +247,7 @@ class BackwardReplay:
         from html import escape
 
         parts = [f"<p><em>{escape(note)}</em></p>"] if note else []
-        parts.append(legend_html())
+        parts.append(legend_html(self._freed))
         for number in range(1, len(self.steps) + 1):
             text = escape(self._step_text(number))
             if number <= STATIC_STEPS:
@@ -337,28 +353,30 @@ def _edge_text(t) -> str:
     return fmt_shape(t.shape)
 
 
-def legend_html() -> str:
-    """A one-line colour legend for the replay pictures."""
+def legend_html(freed: bool = True) -> str:
+    """A compact one-line colour legend for the replay pictures (wraps tightly if narrow)."""
     op_fill = STYLES["op"][0]
     leaf_fill, leaf_border = STYLES["leaf"][:2]
 
-    def swatch(fill: str, border: str) -> str:
+    def swatch(fill: str, border: str, text: str) -> str:
         return (
-            f'<span style="display:inline-block;width:12px;height:10px;background:{fill};'
-            f'border:2px solid {border};margin:0 3px 0 10px"></span>'
+            f'<span style="white-space:nowrap"><span style="display:inline-block;width:10px;'
+            f"height:8px;background:{fill};border:2px solid {border};margin-right:3px;"
+            f'vertical-align:-1px"></span>{text}</span>'
         )
 
-    edge = (
-        f'<span style="display:inline-block;width:18px;border-top:2px solid {HIGHLIGHT};'
-        'margin:0 3px 3px 10px"></span>'
+    ran = "ran: saved tensors freed" if freed else "ran: saved tensors kept (retain_graph)"
+    arrow = (
+        f'<span style="white-space:nowrap"><b style="color:{HIGHLIGHT}">&#8594;</b> gradient '
+        "sent now (sender &#8594; receiver)</span>"
     )
     return (
-        '<div class="course-legend" style="font-size:12px">'
-        f"{swatch(ACTIVE_FILL, HIGHLIGHT)}running now"
-        f"{swatch(op_fill, DONE)}already ran (in: = gradient it received)"
-        f"{swatch(op_fill, STYLES['op'][1])}still waiting"
-        f"{swatch(leaf_fill, leaf_border)}leaf (its .grad so far)"
-        f"{edge}gradient sent along this edge now (values, or shape when large)</div>"
+        '<div class="course-legend" style="font-size:12px;line-height:1.35;display:flex;'
+        'flex-wrap:wrap;gap:0 10px;margin:2px 0">'
+        f"{swatch(ACTIVE_FILL, HIGHLIGHT, 'running now')}"
+        f"{swatch(op_fill, DONE, ran + ', in: = gradient received')}"
+        f"{swatch(op_fill, STYLES['op'][1], 'waiting')}"
+        f"{swatch(leaf_fill, leaf_border, 'leaf: .grad so far')}{arrow}</div>"
     )
 
 
@@ -373,6 +391,8 @@ def replay_backward(
     ``.grad`` end as after one plain ``backward()`` (accumulating into any existing
     ``.grad``), the graph is freed unless ``retain_graph=True``, and no hook is left
     behind. Returns a :class:`BackwardReplay` (``.steps``, ``.table()``, a widget).
+    A graph of more than 20,000 nodes is refused with a ``CourseError`` before anything
+    runs. The step pictures draw arrows the way gradients flow (sender to receiver).
     """
     import torch
 
@@ -383,6 +403,13 @@ def replay_backward(
         )
     options = {**options, "show_grad": False}  # each step adds the .grad known so far
     base, walk = build_picture(output, params, options, "replay_backward")
+    if not walk.complete:  # hooking every node of a huge graph would crash torch on release
+        raise CourseError(
+            f"replay_backward replays graphs of at most {WALK_LIMIT:,} nodes, and this one "
+            f"has more (it stopped walking at {WALK_LIMIT:,}); nothing was run, no .grad "
+            "changed. Replay a smaller version of the computation (fewer steps or layers), "
+            "or call output.backward() directly and use draw_graph(output) for the picture."
+        )
     if gradient is None and output.numel() != 1:
         shape = tuple(output.shape)
         raise CourseError(
@@ -470,4 +497,5 @@ def replay_backward(
     finally:
         for handle in handles:
             handle.remove()
-    return BackwardReplay(steps, base, walk.names.get("n0", "output"), limit, initial)
+    name = walk.names.get("n0", "output")
+    return BackwardReplay(steps, base, name, limit, initial, freed=not retain_graph)

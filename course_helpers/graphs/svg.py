@@ -12,6 +12,11 @@ import re
 import textwrap
 from html import escape
 
+from course_helpers.graphs.labels import place_label, sample_polyline
+
+# Graphviz draws 10 pt text (13.3 px at 96 dpi); this layout works in 11 px units, so its
+# SVG is shown SCALE times larger: the same text size with and without ``dot``.
+SCALE = (10 * 4 / 3) / 11
 CHAR_W = 6.6  # px per character at 11px monospace
 LINE_H = 14.0
 PAD_X = 8.0
@@ -216,12 +221,15 @@ def _midpoint(pts):
     return pts[-1]
 
 
-def _svg(boxes, edges, note, title: str, sizes=None, labels=None, reserve=None) -> str:
+def _svg(
+    boxes, edges, note, title: str, sizes=None, labels=None, reserve=None, backward=False
+) -> str:
     """boxes: list of dict(lines, fill, border, dash, bold[, id]); edges: (src, dst, colour,
     bold). ``sizes`` fixes the box sizes used for the layout (a replay passes the same sizes
     for every step, so the layout never moves); ``labels`` maps an edge index to a short
     text written on that edge; ``reserve`` is a note whose space is kept (empty when
-    ``note`` is None), so pictures with and without the note have the same size."""
+    ``note`` is None), so pictures with and without the note have the same size;
+    ``backward`` puts the arrowheads at the input's end (the way gradients flow)."""
     if sizes is None:
         sizes = [box_size(box["lines"]) for box in boxes]
     pairs = [(a, b) for a, b, _, _ in edges]
@@ -235,8 +243,8 @@ def _svg(boxes, edges, note, title: str, sizes=None, labels=None, reserve=None) 
         width = max(width, max(len(line) for line in space) * 6.1 + 2 * MARGIN)
     total = height + offset
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" '
-        f'height="{total:.0f}" viewBox="0 0 {width:.1f} {total:.1f}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * SCALE:.0f}" '
+        f'height="{total * SCALE:.0f}" viewBox="0 0 {width:.1f} {total:.1f}" '
         'font-family="monospace" font-size="11">',
         f"<title>{escape(title)}</title>",
         f'<rect class="background" x="0" y="0" width="{width:.1f}" height="{total:.1f}" '
@@ -249,8 +257,10 @@ def _svg(boxes, edges, note, title: str, sizes=None, labels=None, reserve=None) 
         )
     out.append(f'<g transform="translate(0,{offset:.1f})">')
     ids = [box.get("id", str(k)) for k, box in enumerate(boxes)]
+    drawn: list[list[tuple[float, float]]] = []  # sampled points of each edge and arrowhead
     for (a, b, colour, bold), pts in zip(edges, routes, strict=False):
-        line, head = _arrow(pts)
+        line, head = _arrow(pts[::-1] if backward else pts)
+        drawn.append(sample_polyline(line) + sample_polyline([*head, head[0]], 1.0))
         d = "M" + " L".join(f"{px:.1f},{py:.1f}" for px, py in line)
         points = " ".join(f"{px:.1f},{py:.1f}" for px, py in head)
         out.append(
@@ -276,14 +286,28 @@ def _svg(boxes, edges, note, title: str, sizes=None, labels=None, reserve=None) 
                 f"{escape(line)}</text>"
             )
         out.append("</g>")
+    rects = [
+        (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+        for (w, h), (cx, cy) in zip(sizes, centres, strict=False)
+    ]
+    everything = [pt for pts in drawn for pt in pts]
+    placed: list[tuple[float, float, float, float]] = []
     for k, text in sorted((labels or {}).items()):
-        mx, my = _midpoint(routes[k])
         w = len(text) * CHAR_W + 6
+        x0, y0, x1, _ = place_label(
+            _midpoint(routes[k]),
+            (w, 15.0),
+            drawn[k],
+            everything,
+            rects,
+            placed,
+            (0, 0, width, height),
+        )
         out.append(
-            f'<g class="edge-label"><rect x="{mx - w / 2:.1f}" y="{my - 8:.1f}" width="{w:.1f}" '
+            f'<g class="edge-label"><rect x="{x0:.1f}" y="{y0:.1f}" width="{w:.1f}" '
             f'height="15" rx="3" fill="{BACKGROUND}" stroke="{LABEL_TEXT}" stroke-width="0.8"/>'
-            f'<text x="{mx:.1f}" y="{my + 3.5:.1f}" text-anchor="middle" fill="{LABEL_TEXT}" '
-            f'font-weight="bold">{escape(text)}</text></g>'
+            f'<text x="{(x0 + x1) / 2:.1f}" y="{y0 + 11.5:.1f}" text-anchor="middle" '
+            f'fill="{LABEL_TEXT}" font-weight="bold">{escape(text)}</text></g>'
         )
     out.append("</g></svg>")
     return "\n".join(out) + "\n"
@@ -323,7 +347,16 @@ def render_svg(picture, note: str | None = None, reserve: str | None = None) -> 
     sizes = None
     if fixed:
         sizes = [fixed.get(b["id"]) or box_size(b["lines"]) for b in boxes]
-    return _svg(boxes, edges, " | ".join(notes) or None, picture.title, sizes, labels, kept)
+    return _svg(
+        boxes,
+        edges,
+        " | ".join(notes) or None,
+        picture.title,
+        sizes,
+        labels,
+        kept,
+        backward=picture.arrows == "backward",
+    )
 
 
 def node_lines(node) -> list[str]:
@@ -365,8 +398,9 @@ def render_dot_source(source: str, note: str | None = None) -> str:
     return _svg(boxes, resolved, note, "torchviz graph")
 
 
-def picture_html(svg: str, text: str, summary: str) -> str:
+def picture_html(svg: str, text: str, summary: str, max_height: str | None = None) -> str:
     """HTML: the SVG as an image, then ``text`` in a collapsible ``<details>`` under it.
+    ``max_height`` (a CSS length) scales a tall picture down to fit, keeping its shape.
 
     The SVG goes in an ``<img>`` data URL, which JupyterLab's HTML sanitizer keeps (it
     strips inline ``<svg>``), so the picture also shows in a notebook that is not trusted.
@@ -376,8 +410,9 @@ def picture_html(svg: str, text: str, summary: str) -> str:
 
     data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
     first = text.splitlines()[0] if text else summary
+    style = "max-width:100%" + (f";max-height:{max_height};width:auto" if max_height else "")
     return (
         f'<div class="course-graph"><img src="data:image/svg+xml;base64,{data}" '
-        f'alt="{escape(first)} ({summary.lower()} below)" style="max-width:100%"/>'
+        f'alt="{escape(first)} ({summary.lower()} below)" style="{style}"/>'
         f"<details><summary>{escape(summary)}</summary><pre>{escape(text)}</pre></details></div>"
     )
