@@ -128,7 +128,7 @@ EXERCISES = [
         hints=(
             "counts * 0.5 would be a float tensor. Can an in-place op change the dtype of counts?",
             "An in-place op must write its result into the existing int64 memory; torch refuses "
-            "to cast the float result down.",
+            "to store a float result in an integer tensor (a change of the dtype's kind).",
             "RuntimeError: result type Float can't be cast to the desired output type Long.",
         ),
         solution="answer = RuntimeError",
