@@ -203,3 +203,11 @@ def test_08_anomaly_culprit_message_names_the_in_place_mul():
     report = "\n".join(str(w.message) for w in caught)
     assert "h4 = h3 * h1" in report
     assert get("08.anomaly_culprit").reference == "c"
+
+
+def test_08_silent_downcast_matches_torch():
+    total = torch.zeros(1, dtype=torch.int32)
+    assert (total + torch.tensor([3_000_000_000])).dtype == torch.int64  # out of place widens
+    total += torch.tensor([3_000_000_000])
+    assert total.dtype == torch.int32
+    assert get("08.silent_downcast").reference == total.item()
