@@ -295,4 +295,13 @@ MISCONCEPTIONS += [
             "wraps around, keeping only its value modulo 2**32."
         ),
     ),
+    Misconception(
+        exercise_id="08.silent_downcast",
+        label="a value that does not fit becomes zero",
+        build_answer=lambda: 0,
+        message=(
+            "a value that does not fit is not replaced by zero. In the lesson 2**40 became 0 "
+            "only because it is a multiple of 2**32: the cast keeps the value modulo 2**32."
+        ),
+    ),
 ]
