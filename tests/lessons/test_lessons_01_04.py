@@ -10,6 +10,15 @@ import torch.nn.functional as F
 from course_helpers.lessons import get
 
 
+# ----------------------------------------------------------------------------------- lesson 01
+def test_01_float_compare_matches_torch():
+    x = torch.tensor(0.3) - torch.tensor(0.1)
+    y = torch.tensor(0.2)
+    truths = (bool(x == y), torch.allclose(x, y))
+    key = {(True, False): "a", (False, True): "b", (True, True): "c", (False, False): "d"}
+    assert get("01.float_compare").reference == key[truths] == "b"
+
+
 # ----------------------------------------------------------------------------------- lesson 02
 def test_02_label_dtype_hint_does_not_claim_int64_is_the_only_dtype():
     # cross_entropy takes uint8 class indices as well as int64 ones (the lesson shows both).
