@@ -203,3 +203,45 @@ def test_08_anomaly_culprit_message_names_the_in_place_mul():
     report = "\n".join(str(w.message) for w in caught)
     assert "h4 = h3 * h1" in report
     assert get("08.anomaly_culprit").reference == "c"
+
+
+def test_08_silent_downcast_matches_torch():
+    total = torch.zeros(1, dtype=torch.int32)
+    assert (total + torch.tensor([3_000_000_000])).dtype == torch.int64  # out of place widens
+    total += torch.tensor([3_000_000_000])
+    assert total.dtype == torch.int32
+    assert get("08.silent_downcast").reference == total.item()
+
+
+def test_07_frozen_middle_layer_is_back_propagated_through():
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 1))
+    net[2].requires_grad_(False)
+    net(torch.randn(8, 3)).pow(2).mean().backward()
+    has_grad = [i for i in (0, 2, 4) if net[i].weight.grad is not None]
+    assert has_grad == [0, 4]
+    assert get("07.frozen_middle").reference == "b"
+
+
+def test_07_frozen_prefix_with_a_missed_weight_saves_less_under_no_grad():
+    from course_helpers import SavedTensorMeter
+
+    torch.manual_seed(0)
+    backbone = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU())
+    head = nn.Linear(256, 10)
+    backbone.requires_grad_(False)
+    backbone[2].weight.requires_grad_(True)
+    x, y = torch.randn(16, 64), torch.randint(0, 10, (16,))
+
+    def saved_bytes(under_no_grad):
+        meter = SavedTensorMeter(ignore=[*backbone.parameters(), *head.parameters(), x, y])
+        with meter:
+            with torch.set_grad_enabled(not under_no_grad):
+                features = backbone(x)
+            loss = nn.functional.cross_entropy(head(features), y)
+        saved = meter.nbytes
+        del loss
+        return saved
+
+    assert saved_bytes(under_no_grad=True) < saved_bytes(under_no_grad=False)
+    assert get("07.frozen_prefix_missed").reference == "b"

@@ -260,4 +260,31 @@ EXERCISES = [
         ),
         solution='check("01.detach_numpy_snapshot", "b")',
     ),
+    Exercise(
+        id="01.float_compare",
+        title="Compare two float results",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "b",
+        options={
+            "a": "only x == y",
+            "b": "only torch.allclose(x, y)",
+            "c": "both",
+            "d": "neither",
+        },
+        explanations={
+            "a": "== is the stricter test: whenever == holds, allclose holds too.",
+            "c": "0.3 - 0.1 and 0.2 are each rounded to float32, and they do not land on the "
+            "same float32 number: == compares exact values.",
+            "d": "allclose allows a small difference, relative to the size of the values; "
+            "float32 rounding stays far inside it.",
+        },
+        hints=(
+            "Can 0.3, 0.1 and 0.2 be stored exactly in float32?",
+            "The subtraction is rounded too, so x and y may differ in the last bits. Which of "
+            "the two tests tolerates that?",
+            "== asks for the very same value; torch.allclose compares within a tolerance.",
+        ),
+        solution='check("01.float_compare", "b")',
+    ),
 ]

@@ -112,8 +112,10 @@ EXERCISES = [
             "c": ".half() makes float16 labels, which are rejected like float32 ones.",
         },
         hints=(
-            "Class indices must be int64 (torch.long): cross_entropy refuses float "
-            "targets and also int32 ones. The message depends on the device. On the CPU: "
+            "Class indices need an integer dtype that cross_entropy accepts: int64 "
+            "(torch.long) is the usual one; uint8 (torch.uint8) works too but only holds 0 "
+            "to 255. Float targets are refused, and so are int32 ones on the CPU. The "
+            "message depends on the device. On the CPU: "
             "RuntimeError: expected target dtype to be Long or Byte, but got Float (or Int). "
             "On CUDA, for float labels: NotImplementedError: "
             "\"nll_loss_forward_reduce_cuda_kernel_2d_index\" not implemented for 'Float'.",

@@ -443,4 +443,59 @@ EXERCISES = [
         ),
         solution='answer = "a"',
     ),
+    Exercise(
+        id="07.frozen_middle",
+        title="A frozen layer in the middle",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "b",
+        options={
+            "a": "only net[4]'s: backward stops at the frozen layer",
+            "b": "net[0]'s and net[4]'s: backward goes through the frozen layer",
+            "c": "all three layers', with zeros for net[2]",
+            "d": "none: a frozen layer cuts the graph",
+        },
+        explanations={
+            "a": "The frozen layer's input comes from net[0], which requires grad, so the frozen "
+            "layer is recorded and backward passes through it (it needs the frozen weight to "
+            "do so).",
+            "c": "Frozen parameters get no gradient at all: their .grad stays None, not zeros.",
+            "d": "Freezing switches off gradients for the layer's own parameters only; what "
+            "flows into the layer still requires grad, so the graph goes on.",
+        },
+        hints=(
+            "The lesson froze the last layer of a model: was its output still recorded?",
+            "A layer is left out of the graph only when nothing that enters it requires grad. "
+            "Does the input of net[2] require grad?",
+            "net[2]'s input comes from net[0]; the frozen parameters themselves keep .grad None.",
+        ),
+        solution='answer = "b"',
+    ),
+    Exercise(
+        id="07.frozen_prefix_missed",
+        title="A frozen backbone with one weight missed",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: "b",
+        options={
+            "a": "(1) saves fewer bytes",
+            "b": "(2) saves fewer bytes",
+            "c": "both save the same, because the backbone is frozen",
+        },
+        explanations={
+            "a": "no_grad never records more than grad mode does: under no_grad the backbone "
+            "saves nothing at all.",
+            "c": "That holds for a complete freeze. The forgotten weight requires grad, so in "
+            "(1) autograd records the backbone again from that layer on and saves its "
+            "activations.",
+        },
+        hints=(
+            "Does every parameter of the backbone have requires_grad=False?",
+            "From the layer of the forgotten weight on, the backbone's results require grad in "
+            "(1). What does no_grad do to them in (2)?",
+            "Under no_grad nothing is recorded whatever the parameters say; the lesson's third "
+            "row measured both.",
+        ),
+        solution='answer = "b"',
+    ),
 ]

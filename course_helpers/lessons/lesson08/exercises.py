@@ -128,7 +128,7 @@ EXERCISES = [
         hints=(
             "counts * 0.5 would be a float tensor. Can an in-place op change the dtype of counts?",
             "An in-place op must write its result into the existing int64 memory; torch refuses "
-            "to cast the float result down.",
+            "to store a float result in an integer tensor (a change of the dtype's kind).",
             "RuntimeError: result type Float can't be cast to the desired output type Long.",
         ),
         solution="answer = RuntimeError",
@@ -354,5 +354,21 @@ EXERCISES = [
             "split, chunk and unbind return several views; slicing and narrow return one.",
         ),
         solution='answer = "b"',
+    ),
+    Exercise(
+        id="08.silent_downcast",
+        title="A wider result written in place",
+        lesson=LESSON,
+        kind="choice",
+        build_reference=lambda: -1294967296,
+        options=None,
+        hints=(
+            "Out of place, int32 + int64 gives int64. In place, the result must go into total's "
+            "own int32 memory: does torch refuse a wider dtype of the same kind?",
+            "It is not refused: the int64 result is cast down silently into int32, which keeps "
+            "it modulo 2**32 (int32 holds -2147483648 to 2147483647).",
+            "3000000000 does not fit in int32: subtract 2**32 = 4294967296 from it.",
+        ),
+        solution="answer = -1294967296",
     ),
 ]

@@ -276,4 +276,32 @@ MISCONCEPTIONS += [
             "keep tanh and make a new tensor from its output with the negatives set to 0."
         ),
     ),
+    # --- 08.silent_downcast ---
+    Misconception(
+        exercise_id="08.silent_downcast",
+        label="in place widens the dtype",
+        build_answer=lambda: 3000000000,
+        message=(
+            "an in-place operation writes into the tensor's existing memory, so total stays "
+            "int32 whatever the other operand's dtype; think about what int32 can hold."
+        ),
+    ),
+    Misconception(
+        exercise_id="08.silent_downcast",
+        label="the cast saturates",
+        build_answer=lambda: 2147483647,
+        message=(
+            "the cast down does not stop at the largest int32: an integer that does not fit "
+            "wraps around, keeping only its value modulo 2**32."
+        ),
+    ),
+    Misconception(
+        exercise_id="08.silent_downcast",
+        label="a value that does not fit becomes zero",
+        build_answer=lambda: 0,
+        message=(
+            "a value that does not fit is not replaced by zero. In the lesson 2**40 became 0 "
+            "only because it is a multiple of 2**32: the cast keeps the value modulo 2**32."
+        ),
+    ),
 ]
