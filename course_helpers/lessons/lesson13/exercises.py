@@ -165,6 +165,7 @@ def run_on_two_ranks(main, *helpers, timeout: float = 120):
 
     ``helpers`` are further functions ``main`` calls; every function must be self-contained
     (it may use torch, dist, nn, F, DDP, DataLoader, TensorDataset, DistributedSampler).
+    ``workdir`` is a temporary folder the ranks share, removed when the run ends.
     Returns the ranks' results in rank order, each ``{"value": ..., "saves": n,
     "allreduces": m}`` where ``n`` counts that rank's ``torch.save`` calls and ``m`` the
     gradient all-reduces of the rank's ``DDP`` models (counted by a communication hook);
@@ -191,17 +192,18 @@ def run_on_two_ranks(main, *helpers, timeout: float = 120):
         message = "The source of your function could not be read: define it with def in a cell."
         print(message)
         return RunFailed(message)
-    workdir = tempfile.mkdtemp(prefix="lesson13_")
-    script = Path(workdir) / "job.py"
-    script.write_text(
-        _SCRIPT_HEAD + "\n\n" + "\n\n".join(sources) + _SCRIPT_TAIL.format(main=main.__name__)
-    )
-    run = rank_launcher.launch(script, [workdir], nproc=2, timeout=timeout)
-    failure = _failure(run, workdir, timeout)
-    if failure is not None:
-        print(failure)
-        return RunFailed(failure)
-    return torch.load(Path(workdir) / "results.pt", weights_only=True)
+    # the folder goes away with the run, whatever happens (a test run used to leave one each)
+    with tempfile.TemporaryDirectory(prefix="lesson13_", ignore_cleanup_errors=True) as workdir:
+        script = Path(workdir) / "job.py"
+        script.write_text(
+            _SCRIPT_HEAD + "\n\n" + "\n\n".join(sources) + _SCRIPT_TAIL.format(main=main.__name__)
+        )
+        run = rank_launcher.launch(script, [workdir], nproc=2, timeout=timeout)
+        failure = _failure(run, workdir, timeout)
+        if failure is not None:
+            print(failure)
+            return RunFailed(failure)
+        return torch.load(Path(workdir) / "results.pt", weights_only=True)
 
 
 # --- shared data and references (built in this process, never in the ranks)
