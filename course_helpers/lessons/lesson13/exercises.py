@@ -334,22 +334,29 @@ EXERCISES = [
         title="A collective that only one rank calls",
         lesson=LESSON,
         kind="choice",
-        build_reference=lambda: "c",
+        build_reference=lambda: "d",
         options={
             "a": "it raises an error at once on that rank",
             "b": "it returns that rank's own tensor unchanged",
             "c": "that rank waits for the others; only the process group's timeout ends the wait",
+            "d": "that rank waits for the others, until the group's timeout or until another "
+            "rank's process exits (a connection error)",
         },
         explanations={
             "a": "Nothing can tell the rank at once that the others will never come: it waits.",
             "b": "A collective never completes alone; it needs every rank of the group.",
+            "c": "The timeout is one end of the wait, not the only one: in the lesson, rank 0's "
+            "all_reduce on the default group (a 30-minute timeout) failed with 'Connection "
+            "closed by peer' as soon as rank 1's process had exited.",
         },
         hints=(
-            "What did rank 0 do in the lesson's hang demonstration before the error came?",
-            "A collective needs every rank; the one that arrives first waits for the rest.",
-            "It waits until the timeout given to init_process_group: 'c'.",
+            "What did rank 0 do in the lesson's hang demonstration before each of its two "
+            "errors came?",
+            "It waited both times: once until the 1-second timeout, once only until rank 1's "
+            "process exited, long before the 30-minute timeout.",
+            "It waits until the timeout, or until a peer's process exits: 'd'.",
         ),
-        solution='check("13.quiz_one_rank_collective", "c")',
+        solution='check("13.quiz_one_rank_collective", "d")',
     ),
     Exercise(
         id="13.quiz_spawn_notebook",
