@@ -303,6 +303,15 @@ def _accumulation_reference():
     return {"weights": torch.stack([w, w]), "all-reduces per rank": [1, 1]}
 
 
+def _mean_loss(rows) -> float:
+    """One process's mean loss over some of the 5 evaluation rows (the first 5 of 8)."""
+    x, y = _regression_data()
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    with torch.no_grad():
+        return torch.nn.functional.mse_loss(model(x[rows]), y[rows]).item()
+
+
 EXERCISES = [
     # --- quick questions in the lesson notebook ---
     Exercise(
@@ -533,6 +542,38 @@ EXERCISES = [
             "    (F.mse_loss(ddp(xs[2:]), ys[2:]) / 2).backward()\n"
             "    optimizer.step()\n"
             "    return torch.cat([p.detach().flatten() for p in ddp.parameters()])"
+        ),
+    ),
+    Exercise(
+        id="13.exact_evaluation",
+        title="An exact mean loss over uneven shards",
+        lesson=LESSON,
+        kind="value",
+        require=("call:all_reduce",),  # the ranks combine their parts
+        build_reference=lambda: torch.tensor([_mean_loss(list(range(5)))] * 2),
+        atol=1e-6,
+        rtol=1e-5,
+        hints=(
+            "Give every sample to exactly one rank: with 5 samples and 2 ranks, one gets 3 "
+            "and the other 2 (no padding, nothing dropped).",
+            'Each rank sums its squared errors (reduction="sum") and counts its samples; '
+            "an all-reduce adds both over the ranks; the mean is sum / count.",
+            "rows = list(range(rank, 5, world_size)); all-reduce torch.stack([the sum, "
+            "float(len(rows))]) and return (sums[0] / sums[1]).item().",
+        ),
+        solution=(
+            "def evaluate(rank, world_size, workdir):\n"
+            "    g = torch.Generator().manual_seed(13)\n"
+            "    x, y = torch.randn(8, 3, generator=g), torch.randn(8, 1, generator=g)\n"
+            "    x, y = x[:5], y[:5]\n"
+            "    torch.manual_seed(0)\n"
+            "    model = nn.Linear(3, 1)\n"
+            "    rows = list(range(rank, 5, world_size))\n"
+            "    with torch.no_grad():\n"
+            '        total = F.mse_loss(model(x[rows]), y[rows], reduction="sum")\n'
+            "    sums = torch.stack([total, torch.tensor(float(len(rows)))])\n"
+            "    dist.all_reduce(sums)\n"
+            "    return (sums[0] / sums[1]).item()"
         ),
     ),
     Exercise(
