@@ -1,4 +1,5 @@
-"""Lesson 13's hang demonstration shows the timeout however late a rank starts."""
+"""Lesson 13's hang demonstration shows the timeout however late a rank starts, and a second
+wait that a peer's exit ends long before the group's 30-minute timeout."""
 
 import json
 import textwrap
@@ -25,7 +26,7 @@ def _hang_script() -> str:
     return cell.split("\n", 1)[1]
 
 
-def _stored_message() -> str:
+def _stored_messages() -> list[str]:
     nb = json.loads(LESSON.read_text())
     (cell,) = [
         c
@@ -34,7 +35,7 @@ def _stored_message() -> str:
         and "hang.txt" in "".join(c["source"])
         and "read_text" in "".join(c["source"])
     ]
-    return "".join(cell["outputs"][0]["text"]).strip()
+    return "".join(cell["outputs"][0]["text"]).strip().splitlines()
 
 
 # rank 1 starts its script 2 s after rank 0 (a slow machine, a busy disk): the lesson's
@@ -55,18 +56,23 @@ def test_the_hang_demonstration_shows_the_timeout(late, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     hang = tmp_path / "hang.py"
     hang.write_text(_hang_script())
+    outputs = [tmp_path / "hang.txt", tmp_path / "peer_left.txt"]
     if late:
         wrapper = tmp_path / "late.py"
         wrapper.write_text(LATE_START)
-        run = rank_launcher.launch(wrapper, [hang, tmp_path / "hang.txt"], timeout=120)
+        run = rank_launcher.launch(wrapper, [hang, *outputs], timeout=120)
     else:
-        run = rank_launcher.launch(hang, [tmp_path / "hang.txt"], timeout=120)
+        run = rank_launcher.launch(hang, outputs, timeout=120)
     logs = [log.read_text() for log in run.logs]
     assert not run.timed_out, logs
-    assert (tmp_path / "hang.txt").exists(), logs
-    message = (tmp_path / "hang.txt").read_text().strip()
+    assert all(path.exists() for path in outputs), logs
+    messages = [line for path in outputs for line in path.read_text().strip().splitlines()]
     assert (
-        message
-        == _stored_message()
-        == ("RuntimeError: Timed out waiting 1000ms for recv operation to complete")
+        messages
+        == _stored_messages()
+        == [
+            "RuntimeError: Timed out waiting 1000ms for recv operation to complete",
+            "RuntimeError: Connection closed by peer",
+            "ended within 10 s: True",
+        ]
     )

@@ -165,6 +165,7 @@ def run_on_two_ranks(main, *helpers, timeout: float = 120):
 
     ``helpers`` are further functions ``main`` calls; every function must be self-contained
     (it may use torch, dist, nn, F, DDP, DataLoader, TensorDataset, DistributedSampler).
+    ``workdir`` is a temporary folder the ranks share, removed when the run ends.
     Returns the ranks' results in rank order, each ``{"value": ..., "saves": n,
     "allreduces": m}`` where ``n`` counts that rank's ``torch.save`` calls and ``m`` the
     gradient all-reduces of the rank's ``DDP`` models (counted by a communication hook);
@@ -191,17 +192,18 @@ def run_on_two_ranks(main, *helpers, timeout: float = 120):
         message = "The source of your function could not be read: define it with def in a cell."
         print(message)
         return RunFailed(message)
-    workdir = tempfile.mkdtemp(prefix="lesson13_")
-    script = Path(workdir) / "job.py"
-    script.write_text(
-        _SCRIPT_HEAD + "\n\n" + "\n\n".join(sources) + _SCRIPT_TAIL.format(main=main.__name__)
-    )
-    run = rank_launcher.launch(script, [workdir], nproc=2, timeout=timeout)
-    failure = _failure(run, workdir, timeout)
-    if failure is not None:
-        print(failure)
-        return RunFailed(failure)
-    return torch.load(Path(workdir) / "results.pt", weights_only=True)
+    # the folder goes away with the run, whatever happens (a test run used to leave one each)
+    with tempfile.TemporaryDirectory(prefix="lesson13_", ignore_cleanup_errors=True) as workdir:
+        script = Path(workdir) / "job.py"
+        script.write_text(
+            _SCRIPT_HEAD + "\n\n" + "\n\n".join(sources) + _SCRIPT_TAIL.format(main=main.__name__)
+        )
+        run = rank_launcher.launch(script, [workdir], nproc=2, timeout=timeout)
+        failure = _failure(run, workdir, timeout)
+        if failure is not None:
+            print(failure)
+            return RunFailed(failure)
+        return torch.load(Path(workdir) / "results.pt", weights_only=True)
 
 
 # --- shared data and references (built in this process, never in the ranks)
@@ -301,6 +303,15 @@ def _accumulation_reference():
     return {"weights": torch.stack([w, w]), "all-reduces per rank": [1, 1]}
 
 
+def _mean_loss(rows) -> float:
+    """One process's mean loss over some of the 5 evaluation rows (the first 5 of 8)."""
+    x, y = _regression_data()
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    with torch.no_grad():
+        return torch.nn.functional.mse_loss(model(x[rows]), y[rows]).item()
+
+
 EXERCISES = [
     # --- quick questions in the lesson notebook ---
     Exercise(
@@ -332,22 +343,29 @@ EXERCISES = [
         title="A collective that only one rank calls",
         lesson=LESSON,
         kind="choice",
-        build_reference=lambda: "c",
+        build_reference=lambda: "d",
         options={
             "a": "it raises an error at once on that rank",
             "b": "it returns that rank's own tensor unchanged",
             "c": "that rank waits for the others; only the process group's timeout ends the wait",
+            "d": "that rank waits for the others, until the group's timeout or until another "
+            "rank's process exits (a connection error)",
         },
         explanations={
             "a": "Nothing can tell the rank at once that the others will never come: it waits.",
             "b": "A collective never completes alone; it needs every rank of the group.",
+            "c": "The timeout is one end of the wait, not the only one: in the lesson, rank 0's "
+            "all_reduce on the default group (a 30-minute timeout) failed with 'Connection "
+            "closed by peer' as soon as rank 1's process had exited.",
         },
         hints=(
-            "What did rank 0 do in the lesson's hang demonstration before the error came?",
-            "A collective needs every rank; the one that arrives first waits for the rest.",
-            "It waits until the timeout given to init_process_group: 'c'.",
+            "What did rank 0 do in the lesson's hang demonstration before each of its two "
+            "errors came?",
+            "It waited both times: once until the 1-second timeout, once only until rank 1's "
+            "process exited, long before the 30-minute timeout.",
+            "It waits until the timeout, or until a peer's process exits: 'd'.",
         ),
-        solution='check("13.quiz_one_rank_collective", "c")',
+        solution='check("13.quiz_one_rank_collective", "d")',
     ),
     Exercise(
         id="13.quiz_spawn_notebook",
@@ -524,6 +542,38 @@ EXERCISES = [
             "    (F.mse_loss(ddp(xs[2:]), ys[2:]) / 2).backward()\n"
             "    optimizer.step()\n"
             "    return torch.cat([p.detach().flatten() for p in ddp.parameters()])"
+        ),
+    ),
+    Exercise(
+        id="13.exact_evaluation",
+        title="An exact mean loss over uneven shards",
+        lesson=LESSON,
+        kind="value",
+        require=("call:all_reduce",),  # the ranks combine their parts
+        build_reference=lambda: torch.tensor([_mean_loss(list(range(5)))] * 2),
+        atol=1e-6,
+        rtol=1e-5,
+        hints=(
+            "Give every sample to exactly one rank: with 5 samples and 2 ranks, one gets 3 "
+            "and the other 2 (no padding, nothing dropped).",
+            'Each rank sums its squared errors (reduction="sum") and counts its samples; '
+            "an all-reduce adds both over the ranks; the mean is sum / count.",
+            "rows = list(range(rank, 5, world_size)); all-reduce torch.stack([the sum, "
+            "float(len(rows))]) and return (sums[0] / sums[1]).item().",
+        ),
+        solution=(
+            "def evaluate(rank, world_size, workdir):\n"
+            "    g = torch.Generator().manual_seed(13)\n"
+            "    x, y = torch.randn(8, 3, generator=g), torch.randn(8, 1, generator=g)\n"
+            "    x, y = x[:5], y[:5]\n"
+            "    torch.manual_seed(0)\n"
+            "    model = nn.Linear(3, 1)\n"
+            "    rows = list(range(rank, 5, world_size))\n"
+            "    with torch.no_grad():\n"
+            '        total = F.mse_loss(model(x[rows]), y[rows], reduction="sum")\n'
+            "    sums = torch.stack([total, torch.tensor(float(len(rows)))])\n"
+            "    dist.all_reduce(sums)\n"
+            "    return (sums[0] / sums[1]).item()"
         ),
     ),
     Exercise(

@@ -317,3 +317,64 @@ MISCONCEPTIONS += [
         ),
     ),
 ]
+
+
+def _both(value: float):
+    return torch.tensor([value, value])
+
+
+def _padded_mean():
+    from torch.utils.data.distributed import DistributedSampler
+
+    rows = [i for rank in range(2) for i in DistributedSampler(range(5), 2, rank, False)]
+    return _both(_mean_loss(rows))  # sample 0 twice
+
+
+def _mean_loss(rows):
+    from course_helpers.lessons.lesson13.exercises import _mean_loss
+
+    return _mean_loss(rows)
+
+
+MISCONCEPTIONS += [
+    Misconception(
+        exercise_id="13.exact_evaluation",
+        label="DistributedSampler's padded shards",
+        build_answer=_padded_mean,
+        message=(
+            "Both ranks agree, but one sample was counted twice: DistributedSampler pads the "
+            "shorter shard by repeating samples so that every rank gets the same number. "
+            "Split the 5 samples so that each is evaluated by exactly one rank."
+        ),
+    ),
+    Misconception(
+        exercise_id="13.exact_evaluation",
+        label="drop_last=True",
+        build_answer=lambda: _both(_mean_loss([0, 1, 2, 3])),
+        message=(
+            "Both ranks agree, but one sample was never evaluated: dropping the tail to get "
+            "equal shards leaves the last sample out. Every sample must be evaluated once, "
+            "even if one rank gets more samples than the other."
+        ),
+    ),
+    Misconception(
+        exercise_id="13.exact_evaluation",
+        label="the mean of the ranks' means",
+        build_answer=lambda: _both((_mean_loss([0, 2, 4]) + _mean_loss([1, 3])) / 2),
+        message=(
+            "Every sample was evaluated once, but the ranks' means were averaged: with shards "
+            "of 3 and 2 samples that weights the smaller shard's samples more. All-reduce "
+            "the sum of the losses and the number of samples, then divide."
+        ),
+    ),
+    Misconception(
+        exercise_id="13.exact_evaluation",
+        label="each rank's own mean",
+        build_answer=lambda: torch.tensor([_mean_loss([0, 2, 4]), _mean_loss([1, 3])]),
+        message=(
+            "The two ranks report different numbers: each one's is the mean over its own "
+            "samples only. Combine the ranks' parts with an all-reduce, so that every rank "
+            "holds the mean over all 5 samples."
+        ),
+    ),
+]
