@@ -14,7 +14,7 @@ PACKAGES = {
     "torch": (True, "pip install 'torch>=2.11,<2.15' (or run `make lab`)"),
     "numpy": (True, "pip install numpy"),
     "matplotlib": (True, "pip install matplotlib"),
-    "ipywidgets": (True, "pip install ipywidgets"),
+    "ipywidgets": (True, "pip install 'ipywidgets>=7.7,<9'"),
     "jupyterlab": (True, "pip install jupyterlab"),
     "torchviz": (True, "pip install torchviz"),
     "graphviz": (True, "pip install graphviz (the Python package torchviz draws with)"),
@@ -51,8 +51,10 @@ def _version(dist: str) -> str | None:
 
 
 def _widget_extension() -> Finding:
-    # ipywidgets 8 ships its JupyterLab extension in the jupyterlab_widgets package,
-    # installed as a prebuilt extension under <prefix>/share/jupyter/labextensions.
+    # ipywidgets (7.7 as on Colab, or 8) gets its JupyterLab extension from the
+    # jupyterlab_widgets package, installed as a prebuilt extension under
+    # <prefix>/share/jupyter/labextensions. JupyterLab 4 needs its 3.x series, which renders
+    # the widgets of ipywidgets 7 and 8 kernels; ipywidgets 7 asks only for >=1.0.
     from pathlib import Path
 
     version = _version("jupyterlab_widgets")
@@ -62,6 +64,15 @@ def _widget_extension() -> Finding:
     ]
     found = next((c for c in candidates if (c / "package.json").exists()), None)
     wanted = _extension_requirement()
+    lab = _version("jupyterlab")
+    if version and found and lab and _major(lab) >= 4 and _major(version) < 3:
+        return Finding(
+            "widget extension",
+            False,
+            f"jupyterlab_widgets {version} is for JupyterLab 3, this is JupyterLab {lab}",
+            "pip install 'jupyterlab_widgets>=3,<4' (it renders ipywidgets 7 and 8), then "
+            "restart JupyterLab (until then widgets show 'Error displaying widget')",
+        )
     if version and found and wanted and not _satisfies(version, wanted):
         return Finding(
             "widget extension",
@@ -77,22 +88,31 @@ def _widget_extension() -> Finding:
         "widget extension",
         False,
         "JupyterLab widget extension not found",
-        "pip install 'ipywidgets>=8' jupyterlab_widgets in the environment that runs JupyterLab, "
+        "pip install 'jupyterlab_widgets>=3,<4' in the environment that runs JupyterLab, "
         "then restart JupyterLab (without it, widgets show 'Error displaying widget')",
     )
 
 
 def _extension_requirement() -> str:
-    """The jupyterlab_widgets version ipywidgets asks for (e.g. "~=3.0.17"), or ""."""
+    """The jupyterlab_widgets version ipywidgets asks for, or "": "~=3.0.17" from
+    ipywidgets 8's ``jupyterlab_widgets~=3.0.17``, ">=1.0.0" from 7.7's older form
+    ``jupyterlab-widgets (>=1.0.0) ; python_version>="3.6"``."""
+    import re
+
     try:
         requires = metadata.requires("ipywidgets") or []
     except metadata.PackageNotFoundError:
         return ""
     for line in requires:
-        name, _, spec = line.partition("jupyterlab_widgets")
-        if not name.strip() and spec:
-            return spec.split(";")[0].strip()
+        found = re.match(r"\s*jupyterlab[-_.]widgets\s*\(?([^;()]*)\)?\s*(;|$)", line, re.I)
+        if found:
+            return found.group(1).replace(" ", "")
     return ""
+
+
+def _major(version: str) -> int:
+    head = version.split(".", 1)[0]
+    return int(head) if head.isdigit() else 0
 
 
 def _satisfies(version: str, spec: str) -> bool:
@@ -126,7 +146,7 @@ def _ipywidgets_imports() -> Finding:
         "ipywidgets import",
         False,
         lines[-1] if lines else f"exit code {done.returncode}",
-        "pip install --force-reinstall 'ipywidgets>=8' (until then checks and hints show as "
+        "pip install --force-reinstall 'ipywidgets>=7.7,<9' (until then checks and hints show as "
         "text, without buttons)",
     )
 
