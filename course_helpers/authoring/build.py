@@ -242,11 +242,17 @@ def main(argv: list[str] | None = None) -> int:
         "--jobs", type=int, default=2, help="notebooks executed at once (default 2)"
     )
     args = parser.parse_args(argv)
-    if args.check:
-        problems = check()
-        for line in problems:
-            print(line)
-        if not problems:
-            print("build is up to date")
-        return 1 if problems else 0
-    return build([p.resolve() for p in args.paths], force=args.force, jobs=args.jobs)
+    from course_helpers.errors import CourseError
+
+    try:
+        if args.check:
+            problems = check()
+            for line in problems:
+                print(line)
+            if not problems:
+                print("build is up to date")
+            return 1 if problems else 0
+        return build([p.resolve() for p in args.paths], force=args.force, jobs=args.jobs)
+    except CourseError as error:  # e.g. pyproject.toml's repository address (colab.py)
+        print(f"build: {error}", file=sys.stderr)
+        return 2

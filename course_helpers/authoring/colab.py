@@ -48,11 +48,11 @@ LINK_CELL = (
 )
 
 
-def repository(root: Path = ROOT) -> str:
+def repository(root: Path | None = None) -> str:
     """The course's repository address, from pyproject.toml's [project.urls] Repository."""
     import tomllib
 
-    urls = tomllib.loads((root / "pyproject.toml").read_text())["project"].get("urls", {})
+    urls = tomllib.loads(((root or ROOT) / "pyproject.toml").read_text())["project"].get("urls", {})
     address = urls.get("Repository", "")
     if not _GITHUB.match(address):
         raise CourseError(
@@ -63,18 +63,18 @@ def repository(root: Path = ROOT) -> str:
     return address.rstrip("/").removesuffix(".git")
 
 
-def colab_url(path: str, root: Path = ROOT) -> str:
+def colab_url(path: str, root: Path | None = None) -> str:
     """Where Colab opens ``path`` (relative to the repository root) from GitHub."""
     slug = _GITHUB.match(repository(root)).group(1)
     return COLAB.format(slug=slug, branch=BRANCH, path=path)
 
 
-def archive_url(root: Path = ROOT) -> str:
+def archive_url(root: Path | None = None) -> str:
     """What the setup cell installs: the ``main`` branch as a zip (pip needs no git for it)."""
     return f"{repository(root)}/archive/refs/heads/{BRANCH}.zip"
 
 
-def setup_cell_source(root: Path = ROOT) -> str:
+def setup_cell_source(root: Path | None = None) -> str:
     return SETUP_CELL.replace("{archive}", archive_url(root))
 
 
@@ -83,7 +83,7 @@ def _generated(cell) -> bool:
     return LINK_TAG in tags or SETUP_TAG in tags
 
 
-def refresh(nb, path: str, root: Path = ROOT) -> bool:
+def refresh(nb, path: str, root: Path | None = None) -> bool:
     """Put the link and setup cells for ``path`` right after the title cell of ``nb`` (in
     place), replacing older ones; return whether anything changed."""
     import nbformat
@@ -110,7 +110,7 @@ _MAP_LINK = re.compile(r"\]\(((?:notebooks|exercises)/[\w.-]+\.ipynb)\)")
 _COLAB_HEADER = "Open in Colab"
 
 
-def refresh_readme(text: str, root: Path = ROOT) -> str:
+def refresh_readme(text: str, root: Path | None = None) -> str:
     """The README with its course map's last column, "Open in Colab", written from the
     lesson and exercise links of each row (the relative links stay, for JupyterLab)."""
     lines = text.split("\n")

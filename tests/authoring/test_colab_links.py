@@ -124,3 +124,14 @@ def test_build_check_names_a_notebook_whose_setup_cell_is_missing(tmp_path, monk
     wanted = "notebooks/03_shapes_and_views.ipynb lacks the current Colab link or setup cell"
     assert any(p.startswith(wanted) for p in problems), problems
     assert not build.is_up_to_date(lesson)
+
+
+def test_the_build_command_says_what_is_wrong_with_the_address(tmp_path, monkeypatch, capsys):
+    from course_helpers.authoring import build
+
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    monkeypatch.setattr(colab, "ROOT", tmp_path)
+    assert build.main(["--check"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("build: pyproject.toml's [project.urls] Repository is ''"), err
+    assert "Traceback" not in err
