@@ -40,6 +40,7 @@ def test_each_notebook_links_to_itself_in_colab_right_after_its_title(path):
     assert (ROOT / found[0]["path"]).is_file()
     setup = cells[2]
     assert setup.cell_type == "code" and setup.source == colab.setup_cell_source()
+    assert setup.outputs == [], "in a checkout the setup cell shows nothing"
     assert f'"{ADDRESS}/archive/refs/heads/main.zip"' in setup.source
     assert sum(colab.LINK_TAG in c.metadata.get("tags", []) for c in cells) == 1
 
