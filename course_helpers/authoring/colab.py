@@ -114,6 +114,8 @@ def refresh_readme(text: str, root: Path | None = None) -> str:
     """The README with its course map's last column, "Open in Colab", written from the
     lesson and exercise links of each row (the relative links stay, for JupyterLab)."""
     lines = text.split("\n")
+    if "## Course map" not in lines:
+        return text  # nothing to link
     start = lines.index("## Course map")
     first = next(i for i in range(start, len(lines)) if lines[i].startswith("|"))
     end = next((i for i in range(first, len(lines)) if not lines[i].startswith("|")), len(lines))

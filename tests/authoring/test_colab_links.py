@@ -86,6 +86,7 @@ def test_refreshing_is_idempotent_and_puts_the_cells_after_the_title():
     assert len(nb.cells) == 4 and "exercises/99_t.ipynb" in nb.cells[1].source
     text = (ROOT / "README.md").read_text()
     assert colab.refresh_readme(text) == text
+    assert colab.refresh_readme("# A README without a map\n") == "# A README without a map\n"
 
 
 def test_a_fork_changes_the_address_in_one_place(tmp_path):
