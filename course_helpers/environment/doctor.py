@@ -161,8 +161,11 @@ def findings() -> list[Finding]:
             "use Python 3.11 or newer",
         )
     ]
+    colab = _on_colab()
     for dist, (required, fix) in PACKAGES.items():
         version = _version(dist)
+        if colab and dist == "jupyterlab":
+            required = False  # Colab runs its own front end
         if dist == "torch" and version:
             # torch's own string names the build (2.14.1+cu130, 2.13.0+cpu); the metadata of
             # PyPI's CUDA wheels says only 2.14.1
@@ -216,8 +219,34 @@ def findings() -> list[Finding]:
     )
     if _version("ipywidgets"):
         result.append(_ipywidgets_imports())
-    result.append(_widget_extension())
+    result.append(_colab_widgets() if colab else _widget_extension())
     return result
+
+
+def _on_colab() -> bool:
+    """True in a Google Colab runtime (its ``google.colab`` package is there)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("google.colab") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _colab_widgets() -> Finding:
+    """On Colab the front end is Colab's own: its default widget manager renders ipywidgets 7
+    (the 7.7.1 Colab ships), not 8 (docs/learner-journey.md, "Where it runs")."""
+    version = _version("ipywidgets") or ""
+    if _major(version) == 7:
+        return Finding("widget front end", True, f"Colab's, with ipywidgets {version}")
+    return Finding(
+        "widget front end",
+        False,
+        f"Colab's default widget manager renders ipywidgets 7, this has {version or 'none'}",
+        "pip install 'ipywidgets>=7.7,<8', then restart the runtime (until then the Hint "
+        "buttons, quiz menus and replay slider may not show; their text forms do)",
+        required=False,
+    )
 
 
 def report() -> tuple[str, bool]:

@@ -164,3 +164,30 @@ def test_no_fix_in_the_report_asks_for_ipywidgets_8(monkeypatch):
     fixes = [doctor.PACKAGES[d][1] for d in doctor.PACKAGES] + [doctor._widget_extension().fix]
     assert all("ipywidgets>=8" not in fix for fix in fixes), fixes
     assert "'ipywidgets>=7.7,<9'" in doctor.PACKAGES["ipywidgets"][1]
+
+
+def test_on_colab_jupyterlab_is_not_needed_and_ipywidgets_7_is_right(monkeypatch):
+    real = doctor._version
+    versions = {"jupyterlab": None, "jupyterlab_widgets": None, "ipywidgets": "7.7.1"}
+    monkeypatch.setattr(doctor, "_on_colab", lambda: True)
+    monkeypatch.setattr(doctor, "_version", lambda d: versions[d] if d in versions else real(d))
+    monkeypatch.setattr(doctor, "_ipywidgets_imports", lambda: doctor.Finding("x", True, ""))
+    found = _by_name()
+    assert not found["jupyterlab"].ok and not found["jupyterlab"].required
+    assert "widget extension" not in found
+    assert found["widget front end"].ok and "ipywidgets 7.7.1" in found["widget front end"].detail
+    text, ok = doctor.report()
+    assert ok, text
+
+
+def test_on_colab_ipywidgets_8_is_a_note_with_the_fix(monkeypatch):
+    real = doctor._version
+    monkeypatch.setattr(doctor, "_on_colab", lambda: True)
+    monkeypatch.setattr(doctor, "_version", lambda d: "8.1.9" if d == "ipywidgets" else real(d))
+    found = _by_name()["widget front end"]
+    assert not found.ok and not found.required
+    assert "pip install 'ipywidgets>=7.7,<8'" in found.fix
+
+
+def test_this_machine_is_not_colab():
+    assert doctor._on_colab() is False
