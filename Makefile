@@ -101,8 +101,10 @@ $(COMPAT_VENV)/.course-installed: pyproject.toml $(CONSTRAINTS)
 # Colab-like lane: Colab's kernel-side widget stack (ipywidgets 7.7.1, widgetsnbextension
 # 3.6.10, ipykernel 6.17.1, IPython 7.34.0; requirements/colab.txt) with torch 2.13.0, in
 # .venv-colab/, made once and kept. Every other package is the lock file's pin. The course is
-# installed with --no-deps: its pyproject asks for ipywidgets 8. tests/colab/ then runs every
-# lesson and exercise notebook headless in that venv's kernel (docs/learner-journey.md).
+# then installed as a learner installs it on Colab, with its dependencies and no pin on the
+# widget stack, and the recipe fails if pip changed Colab's versions (pyproject's ranges must
+# accept them). tests/colab/ then runs every lesson and exercise notebook headless in that
+# venv's kernel (docs/learner-journey.md).
 COLAB_VENV := .venv-colab
 COLAB_PINS := requirements/colab.txt
 test-colab: $(COLAB_VENV)/.course-installed
@@ -115,8 +117,21 @@ $(COLAB_VENV)/.course-installed: pyproject.toml $(CONSTRAINTS) $(COLAB_PINS)
 	grep -v -i -E '^(ipywidgets|widgetsnbextension|jupyterlab_widgets|ipykernel|ipython|ipython_pygments_lexers|comm)==' \
 		$(CONSTRAINTS) > $(COLAB_VENV)/constraints-colab.txt
 	$(COLAB_VENV)/bin/python -m pip install --quiet -c $(COLAB_VENV)/constraints-colab.txt -r $(COLAB_PINS)
-	$(COLAB_VENV)/bin/python -m pip install --quiet --no-deps -e .
+	$(COLAB_VENV)/bin/python -m pip install --quiet -c $(COLAB_VENV)/constraints-colab.txt -e .
+	$(COLAB_VENV)/bin/python -c "$$COLAB_VERSIONS_KEPT" $(COLAB_PINS)
 	touch $@
+
+# Fails, naming the package, when the venv's ipywidgets, widgetsnbextension, ipykernel or
+# ipython is not the version requirements/colab.txt (the file named as argv[1]) pins.
+define COLAB_VERSIONS_KEPT
+import re, sys
+from importlib.metadata import version
+pins = re.findall(r"^(ipywidgets|widgetsnbextension|ipykernel|ipython)==(\S+)$$", open(sys.argv[1]).read(), re.M)
+moved = [f"{name} {version(name)} (Colab has {pin})" for name, pin in pins if version(name) != pin]
+assert len(pins) == 4, "requirements/colab.txt must pin the widget stack"
+sys.exit(f"installing the course changed Colab's versions: {', '.join(moved)}" if moved else 0)
+endef
+export COLAB_VERSIONS_KEPT
 
 # Re-pin: install from pyproject ranges into a scratch venv and freeze it.
 lock:

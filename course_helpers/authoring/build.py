@@ -16,6 +16,8 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from course_helpers.authoring import colab
+
 ROOT = Path(__file__).resolve().parents[2]
 EXECUTED_DIRS = ("notebooks", "solutions")
 KEPT_CELL_METADATA = ("tags", "jupyter", "editable", "deletable")
@@ -96,6 +98,7 @@ def generated_exercise(solution: Path) -> str:
     from course_helpers.authoring.stubs import make_exercise_notebook
 
     nb = make_exercise_notebook(read(solution), name=f"{solution.parent.name}/{solution.name}")
+    colab.refresh(nb, f"exercises/{solution.name}")
     return dumps(normalise(nb, executed=False))
 
 
@@ -117,6 +120,7 @@ def execute(path: Path) -> str:
     os.environ.update(kernel_env(path))
     os.environ.pop("COURSE_GRADING_DIR", None)
     nb = read(path)
+    colab.refresh(nb, path.relative_to(ROOT).as_posix())
     client = NotebookClient(
         nb,
         timeout=CELL_TIMEOUT,
@@ -136,6 +140,8 @@ def execute(path: Path) -> str:
 
 def is_up_to_date(path: Path) -> bool:
     nb = read(path)
+    if colab.refresh(read(path), f"{path.parent.name}/{path.name}"):
+        return False  # its Colab link or setup cell is missing or out of date
     stored = nb.metadata.get("course", {}).get("source_hash")
     executed = all(c.execution_count is not None for c in nb.cells if c.cell_type == "code")
     return stored == source_hash(nb) and executed
@@ -170,8 +176,14 @@ def check(root: Path | None = None) -> list[str]:
     for stray in sorted((root / "exercises").glob("*.ipynb")):
         if stray.name not in expected_exercises:
             problems.append(f"{stray.relative_to(root)} has no solution notebook: delete it")
+    readme = root / "README.md"
+    if readme.exists() and colab.refresh_readme(readme.read_text()) != readme.read_text():
+        problems.append("README.md's course map has out-of-date Colab links: run the build")
     for path in all_notebooks(root):
         rel = path.relative_to(root)
+        if colab.refresh(read(path), rel.as_posix()):
+            problems.append(f"{rel} lacks the current Colab link or setup cell: run the build")
+            continue
         if not is_up_to_date(path):
             problems.append(f"{rel} was edited since it was last executed: run the build")
             continue
@@ -184,6 +196,10 @@ def build(paths: list[Path], *, force: bool, jobs: int) -> int:
     from course_helpers.authoring.stubs import MarkerError
 
     (ROOT / "exercises").mkdir(exist_ok=True)
+    readme = ROOT / "README.md"
+    if readme.exists() and colab.refresh_readme(readme.read_text()) != readme.read_text():
+        readme.write_text(colab.refresh_readme(readme.read_text()))
+        print("refreshed the Colab links of README.md's course map")
     for solution in sorted((ROOT / "solutions").glob("*.ipynb")):
         try:
             text = generated_exercise(solution)
@@ -226,11 +242,17 @@ def main(argv: list[str] | None = None) -> int:
         "--jobs", type=int, default=2, help="notebooks executed at once (default 2)"
     )
     args = parser.parse_args(argv)
-    if args.check:
-        problems = check()
-        for line in problems:
-            print(line)
-        if not problems:
-            print("build is up to date")
-        return 1 if problems else 0
-    return build([p.resolve() for p in args.paths], force=args.force, jobs=args.jobs)
+    from course_helpers.errors import CourseError
+
+    try:
+        if args.check:
+            problems = check()
+            for line in problems:
+                print(line)
+            if not problems:
+                print("build is up to date")
+            return 1 if problems else 0
+        return build([p.resolve() for p in args.paths], force=args.force, jobs=args.jobs)
+    except CourseError as error:  # e.g. pyproject.toml's repository address (colab.py)
+        print(f"build: {error}", file=sys.stderr)
+        return 2

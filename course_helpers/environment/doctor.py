@@ -14,7 +14,7 @@ PACKAGES = {
     "torch": (True, "pip install 'torch>=2.11,<2.15' (or run `make lab`)"),
     "numpy": (True, "pip install numpy"),
     "matplotlib": (True, "pip install matplotlib"),
-    "ipywidgets": (True, "pip install ipywidgets"),
+    "ipywidgets": (True, "pip install 'ipywidgets>=7.7,<9'"),
     "jupyterlab": (True, "pip install jupyterlab"),
     "torchviz": (True, "pip install torchviz"),
     "graphviz": (True, "pip install graphviz (the Python package torchviz draws with)"),
@@ -51,8 +51,10 @@ def _version(dist: str) -> str | None:
 
 
 def _widget_extension() -> Finding:
-    # ipywidgets 8 ships its JupyterLab extension in the jupyterlab_widgets package,
-    # installed as a prebuilt extension under <prefix>/share/jupyter/labextensions.
+    # ipywidgets (7.7 as on Colab, or 8) gets its JupyterLab extension from the
+    # jupyterlab_widgets package, installed as a prebuilt extension under
+    # <prefix>/share/jupyter/labextensions. JupyterLab 4 needs its 3.x series, which renders
+    # the widgets of ipywidgets 7 and 8 kernels; ipywidgets 7 asks only for >=1.0.
     from pathlib import Path
 
     version = _version("jupyterlab_widgets")
@@ -62,6 +64,15 @@ def _widget_extension() -> Finding:
     ]
     found = next((c for c in candidates if (c / "package.json").exists()), None)
     wanted = _extension_requirement()
+    lab = _version("jupyterlab")
+    if version and found and lab and _major(lab) >= 4 and _major(version) < 3:
+        return Finding(
+            "widget extension",
+            False,
+            f"jupyterlab_widgets {version} is for JupyterLab 3, this is JupyterLab {lab}",
+            "pip install 'jupyterlab_widgets>=3,<4' (it renders ipywidgets 7 and 8), then "
+            "restart JupyterLab (until then widgets show 'Error displaying widget')",
+        )
     if version and found and wanted and not _satisfies(version, wanted):
         return Finding(
             "widget extension",
@@ -77,22 +88,31 @@ def _widget_extension() -> Finding:
         "widget extension",
         False,
         "JupyterLab widget extension not found",
-        "pip install 'ipywidgets>=8' jupyterlab_widgets in the environment that runs JupyterLab, "
+        "pip install 'jupyterlab_widgets>=3,<4' in the environment that runs JupyterLab, "
         "then restart JupyterLab (without it, widgets show 'Error displaying widget')",
     )
 
 
 def _extension_requirement() -> str:
-    """The jupyterlab_widgets version ipywidgets asks for (e.g. "~=3.0.17"), or ""."""
+    """The jupyterlab_widgets version ipywidgets asks for, or "": "~=3.0.17" from
+    ipywidgets 8's ``jupyterlab_widgets~=3.0.17``, ">=1.0.0" from 7.7's older form
+    ``jupyterlab-widgets (>=1.0.0) ; python_version>="3.6"``."""
+    import re
+
     try:
         requires = metadata.requires("ipywidgets") or []
     except metadata.PackageNotFoundError:
         return ""
     for line in requires:
-        name, _, spec = line.partition("jupyterlab_widgets")
-        if not name.strip() and spec:
-            return spec.split(";")[0].strip()
+        found = re.match(r"\s*jupyterlab[-_.]widgets\s*\(?([^;()]*)\)?\s*(;|$)", line, re.I)
+        if found:
+            return found.group(1).replace(" ", "")
     return ""
+
+
+def _major(version: str) -> int:
+    head = version.split(".", 1)[0]
+    return int(head) if head.isdigit() else 0
 
 
 def _satisfies(version: str, spec: str) -> bool:
@@ -126,7 +146,7 @@ def _ipywidgets_imports() -> Finding:
         "ipywidgets import",
         False,
         lines[-1] if lines else f"exit code {done.returncode}",
-        "pip install --force-reinstall 'ipywidgets>=8' (until then checks and hints show as "
+        "pip install --force-reinstall 'ipywidgets>=7.7,<9' (until then checks and hints show as "
         "text, without buttons)",
     )
 
@@ -141,8 +161,11 @@ def findings() -> list[Finding]:
             "use Python 3.11 or newer",
         )
     ]
+    colab = _on_colab()
     for dist, (required, fix) in PACKAGES.items():
         version = _version(dist)
+        if colab and dist == "jupyterlab":
+            required = False  # Colab runs its own front end
         if dist == "torch" and version:
             # torch's own string names the build (2.14.1+cu130, 2.13.0+cpu); the metadata of
             # PyPI's CUDA wheels says only 2.14.1
@@ -196,8 +219,34 @@ def findings() -> list[Finding]:
     )
     if _version("ipywidgets"):
         result.append(_ipywidgets_imports())
-    result.append(_widget_extension())
+    result.append(_colab_widgets() if colab else _widget_extension())
     return result
+
+
+def _on_colab() -> bool:
+    """True in a Google Colab runtime (its ``google.colab`` package is there)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("google.colab") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _colab_widgets() -> Finding:
+    """On Colab the front end is Colab's own: its default widget manager renders ipywidgets 7
+    (the 7.7.1 Colab ships), not 8 (docs/learner-journey.md, "Where it runs")."""
+    version = _version("ipywidgets") or ""
+    if _major(version) == 7:
+        return Finding("widget front end", True, f"Colab's, with ipywidgets {version}")
+    return Finding(
+        "widget front end",
+        False,
+        f"Colab's default widget manager renders ipywidgets 7, this has {version or 'none'}",
+        "pip install 'ipywidgets>=7.7,<8', then restart the runtime (until then the Hint "
+        "buttons, quiz menus and replay slider may not show; their text forms do)",
+        required=False,
+    )
 
 
 def report() -> tuple[str, bool]:

@@ -109,6 +109,27 @@ def test_the_venv_has_colabs_kernel_side_versions():
     assert version("widgetsnbextension").startswith("3.6."), "ipywidgets 7.7.1 pins 3.6.x"
 
 
+def test_pip_installs_the_course_over_colabs_widget_stack_and_changes_nothing(tmp_path):
+    """What `pip install` of the course does on Colab, where ipywidgets 7.7.1 and ipykernel
+    6.17.1 are installed: a dry run with no index here, so any package pip would need to
+    upgrade (or add) fails it. Only the course itself may be installed."""
+    import json
+    import subprocess
+    import sys
+
+    report = tmp_path / "report.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--dry-run", "--no-index", "--quiet"]
+        + ["--no-build-isolation", "--report", str(report), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, f"pip would change this venv's packages:\n{done.stderr}"
+    installs = [item["metadata"]["name"] for item in json.loads(report.read_text())["install"]]
+    assert installs == ["course-helpers"], installs
+
+
 def test_the_front_end_defines_the_versions_this_lane_accepts():
     """The accepted versions are the ones the ipywidgets 7 front end defines: its minified
     bundle has each module's version and the protocol version as string constants (e.g.

@@ -34,7 +34,7 @@ def test_a_learner_fails_takes_a_hint_and_then_passes(page, lab):
     relative = "exercises/01_tensors.ipynb"
     index, exercise = _first_value_exercise(relative)
     open_notebook(page, lab, relative)
-    _run(page, [_first_code_cell(relative)])  # the imports (Run All is tested elsewhere)
+    _run(page, [_setup_cell(relative)])  # the imports (Run All is tested elsewhere)
 
     _type_into_cell(page, index, f'answer = "not a tensor"\ncheck("{exercise.id}", answer)')
     page.wait_for_function(CELLS_DONE, arg=[index], timeout=120_000, polling=300)
@@ -124,11 +124,12 @@ PSEUDO = """([selector, which]) => [...document.querySelectorAll(selector)]
   .map(e => getComputedStyle(e, which).content)"""
 
 
-def _first_code_cell(relative: str) -> int:
+def _setup_cell(relative: str) -> int:
+    """The index of the notebook's setup_notebook() cell (after the build's Colab cells)."""
     import nbformat
 
     cells = nbformat.read(ROOT / relative, as_version=4).cells
-    return next(i for i, c in enumerate(cells) if c.cell_type == "code")
+    return next(i for i, c in enumerate(cells) if "setup_notebook()" in c.source)
 
 
 def _run(page, indices: list[int]) -> None:
@@ -180,7 +181,7 @@ def test_an_exercise_notebook_survives_save_reopen_and_restart(browser, lab):
     relative = "exercises/03_shapes_and_views.ipynb"
     index, exercise = _first_value_exercise(relative)
     page = _reopen(browser, lab, relative)
-    _run(page, [1, index])  # the setup cell and one untouched exercise: "not attempted"
+    _run(page, [_setup_cell(relative), index])  # setup, one untouched exercise: "not attempted"
     cell = _cell(page, index)
     cell.get_by_role("button", name="Hint").click()
     cell.get_by_text(re.compile(rf"Hint 1/\d+ for {re.escape(exercise.id)}")).wait_for()
@@ -200,7 +201,7 @@ def test_an_exercise_notebook_survives_save_reopen_and_restart(browser, lab):
     assert _stale_note(cell).is_visible()
 
     # run the cell again: live buttons; restart: they say they are stale when clicked
-    _run(page, [1, index])
+    _run(page, [_setup_cell(relative), index])
     cell.get_by_role("button", name="Hint").click()
     cell.get_by_text(re.compile(r"Hint 1/")).wait_for()
     assert not _stale_note(cell).is_visible()
@@ -235,7 +236,7 @@ def test_lesson_05_replay_and_hint_survive_save_and_reopen(browser, lab):
     replay = next(i for i, c in enumerate(nb.cells) if "replay_backward(" in c.source)
     quiz_cell = next(i for i, c in enumerate(nb.cells) if c.source.startswith("check("))
     page = _reopen(browser, lab, relative)
-    _run(page, [1, replay, quiz_cell])
+    _run(page, [_setup_cell(relative), replay, quiz_cell])
     cell = _cell(page, replay)
     cell.get_by_role("button", name="next").click()
     page.wait_for_function(

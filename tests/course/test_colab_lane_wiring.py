@@ -1,7 +1,7 @@
 """The Colab-like lane (tests/colab/, `make test-colab`) is wired so that it cannot drop out
 unseen: `make test` deselects it by its marker (it needs ipywidgets 7, this venv has 8), the
-lane's own target and CI run it, and its venv gets every runtime dependency of the course even
-though the course is installed there with --no-deps."""
+lane's own target and CI run it, and its venv installs the course the way a learner does on
+Colab (with its dependencies) and then checks that Colab's versions were kept."""
 
 import re
 from pathlib import Path
@@ -41,12 +41,21 @@ def test_ci_runs_the_lane():
     assert re.search(r"^make test-colab\b", (ROOT / ".ci" / "run").read_text(), re.M)
 
 
+def test_the_lane_installs_the_course_with_its_dependencies_and_checks_colabs_versions():
+    recipe = _recipe("$(COLAB_VENV)/.course-installed")
+    course = [line for line in recipe.splitlines() if re.search(r"pip install .*-e \.$", line)]
+    assert course and "--no-deps" not in course[0], course
+    after = recipe[recipe.index(course[0]) :]
+    assert '-c "$$COLAB_VERSIONS_KEPT" $(COLAB_PINS)' in after, "no version check after it"
+    assert "import re, sys" in MAKEFILE and "export COLAB_VERSIONS_KEPT" in MAKEFILE
+
+
 def test_the_lane_installs_every_runtime_dependency_of_the_course():
     pins = (ROOT / "requirements" / "colab.txt").read_text()
     listed = {_name(line) for line in pins.splitlines() if line.strip() and line[0] != "#"}
     wanted = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     missing = {_name(r) for r in wanted} - NOT_FROM_PYPROJECT - listed
-    assert not missing, f"requirements/colab.txt lacks {missing} (the course is --no-deps there)"
+    assert not missing, f"requirements/colab.txt lacks {missing}"
 
 
 def test_the_lane_pins_the_versions_its_test_expects():

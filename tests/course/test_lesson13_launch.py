@@ -15,7 +15,7 @@ LESSON = ROOT / "notebooks" / "13_distributed_data_parallel.ipynb"
 
 def _launch_command() -> str:
     cells = json.loads(LESSON.read_text(encoding="utf-8"))["cells"]
-    setup = "".join(cells[1]["source"])
+    setup = next("".join(c["source"]) for c in cells if "LAUNCH = (" in "".join(c["source"]))
     block = re.search(r"(?ms)^LAUNCH = \($.*?^\)$", setup).group(0)
     namespace = {"sys": sys}
     exec(block, namespace)  # the lesson's own definition, nothing rewritten

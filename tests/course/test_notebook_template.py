@@ -8,6 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from course_helpers.authoring import colab
 from course_helpers.lessons import catalog
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,8 +96,15 @@ def test_lesson_links_to_its_exercises(path):
 
 @pytest.mark.parametrize("path", ALL, ids=[f"{p.parent.name}/{p.stem}" for p in ALL])
 def test_setup_cell_comes_first_and_no_device_is_hard_coded(path):
-    code = _code(_read(path))
-    assert "setup_notebook()" in code[0], "the first code cell calls setup_notebook()"
+    nb = _read(path)
+    code = _code(nb)
+    assert nb.cells[1].cell_type == "markdown" and "[Open in Colab](" in nb.cells[1].source, (
+        "an 'Open in Colab' link follows the title (the build writes it)"
+    )
+    assert code[0] == colab.setup_cell_source(), (
+        "the first code cell is the build's course setup cell (run the build)"
+    )
+    assert "setup_notebook()" in code[1], "the next code cell calls setup_notebook()"
     offenders = [
         line
         for cell in code

@@ -55,7 +55,7 @@ def test_a_missing_required_package_fails_the_report(monkeypatch):
     monkeypatch.setattr(doctor, "_version", lambda d: None if d == "ipywidgets" else real(d))
     text, ok = doctor.report()
     assert not ok
-    assert "[PROBLEM] ipywidgets" in text and "fix: pip install ipywidgets" in text
+    assert "[PROBLEM] ipywidgets" in text and "fix: pip install 'ipywidgets>=7.7,<9'" in text
 
 
 def test_an_invalid_course_device_is_reported(monkeypatch):
@@ -130,3 +130,64 @@ def test_a_widget_extension_that_does_not_match_ipywidgets_is_a_problem(monkeypa
 def test_the_installed_widget_extension_matches_ipywidgets():
     assert doctor._extension_requirement()  # ipywidgets 8 pins its extension
     assert _by_name()["widget extension"].ok
+
+
+IPYWIDGETS_7_REQUIRES = [  # ipywidgets 7.7.1's metadata, as Colab has it (older spec form)
+    "ipykernel (>=4.5.1)",
+    "widgetsnbextension (~=3.6.0)",
+    'jupyterlab-widgets (>=1.0.0) ; python_version>="3.6"',
+    "pytest (>=3.6.0) ; extra == 'test'",
+]
+
+
+def test_ipywidgets_7s_extension_requirement_is_read(monkeypatch):
+    monkeypatch.setattr(doctor.metadata, "requires", lambda dist: IPYWIDGETS_7_REQUIRES)
+    assert doctor._extension_requirement() == ">=1.0.0"
+
+
+def test_an_extension_for_jupyterlab_3_under_jupyterlab_4_is_a_problem(monkeypatch):
+    # ipywidgets 7.7 accepts jupyterlab_widgets 1.x, which JupyterLab 4 cannot load
+    real = doctor._version
+    monkeypatch.setattr(doctor.metadata, "requires", lambda dist: IPYWIDGETS_7_REQUIRES)
+    monkeypatch.setattr(
+        doctor, "_version", lambda d: {"jupyterlab_widgets": "1.1.11"}.get(d) or real(d)
+    )
+    found = _by_name()["widget extension"]
+    assert not found.ok and found.required
+    assert "jupyterlab_widgets 1.1.11 is for JupyterLab 3" in found.detail
+    assert "pip install 'jupyterlab_widgets>=3,<4'" in found.fix
+
+
+def test_no_fix_in_the_report_asks_for_ipywidgets_8(monkeypatch):
+    # the course supports ipywidgets 7.7 (Colab) and 8: no advice may upgrade 7.7 to 8
+    monkeypatch.setattr(doctor, "_version", lambda d: None)
+    fixes = [doctor.PACKAGES[d][1] for d in doctor.PACKAGES] + [doctor._widget_extension().fix]
+    assert all("ipywidgets>=8" not in fix for fix in fixes), fixes
+    assert "'ipywidgets>=7.7,<9'" in doctor.PACKAGES["ipywidgets"][1]
+
+
+def test_on_colab_jupyterlab_is_not_needed_and_ipywidgets_7_is_right(monkeypatch):
+    real = doctor._version
+    versions = {"jupyterlab": None, "jupyterlab_widgets": None, "ipywidgets": "7.7.1"}
+    monkeypatch.setattr(doctor, "_on_colab", lambda: True)
+    monkeypatch.setattr(doctor, "_version", lambda d: versions[d] if d in versions else real(d))
+    monkeypatch.setattr(doctor, "_ipywidgets_imports", lambda: doctor.Finding("x", True, ""))
+    found = _by_name()
+    assert not found["jupyterlab"].ok and not found["jupyterlab"].required
+    assert "widget extension" not in found
+    assert found["widget front end"].ok and "ipywidgets 7.7.1" in found["widget front end"].detail
+    text, ok = doctor.report()
+    assert ok, text
+
+
+def test_on_colab_ipywidgets_8_is_a_note_with_the_fix(monkeypatch):
+    real = doctor._version
+    monkeypatch.setattr(doctor, "_on_colab", lambda: True)
+    monkeypatch.setattr(doctor, "_version", lambda d: "8.1.9" if d == "ipywidgets" else real(d))
+    found = _by_name()["widget front end"]
+    assert not found.ok and not found.required
+    assert "pip install 'ipywidgets>=7.7,<8'" in found.fix
+
+
+def test_this_machine_is_not_colab():
+    assert doctor._on_colab() is False
