@@ -43,6 +43,10 @@ WIDGET_CSS = (
     ".jp-OutputArea-output.jupyter-widgets:not(:has(*))::before{visibility:visible;display:block;"
     "font-size:var(--jp-content-font-size1,14px);line-height:1.5;padding:2px 10px;"
     "border-left:4px solid #6d6d6d;content:" + json.dumps(MISSING_NOTE) + "}"
+    # plain copies of what a widget shows (revealed hints, the replay's step), kept in the
+    # notebook's outputs: hidden while the widget itself shows it (live or restored)
+    ".jp-OutputArea:has(.course-widget .course-hint) .course-saved-hints,"
+    ".jp-OutputArea:has(.course-replay-widget) .course-replay-saved{display:none}"
     # any other disconnected widget box of the page (e.g. the backward replay) says so too
     ".jp-OutputArea-output>.widget-box.jupyter-widgets-disconnected:not(.course-widget)::after"
     "{display:block;padding:2px 10px;border-left:4px solid #e65100;content:"

@@ -40,14 +40,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _write_settings(settings_dir: Path) -> None:
-    # JupyterLab 4: no "news" toast, no update check, no autosave surprises.
+def _write_settings(settings_dir: Path, autosave_interval: int | None = None) -> None:
+    # JupyterLab 4: no "news" toast, no update check, no autosave surprises (unless a test asks
+    # for autosave: then every `autosave_interval` seconds instead of JupyterLab's 120).
+    autosave = {"autosave": False}
+    if autosave_interval:
+        autosave = {"autosave": True, "autosaveInterval": autosave_interval}
     overrides = {
         "@jupyterlab/apputils-extension:notification": {
             "fetchNews": "false",
             "checkForUpdates": False,
         },
-        "@jupyterlab/docmanager-extension:plugin": {"autosave": False},
+        "@jupyterlab/docmanager-extension:plugin": autosave,
         # Keep every cell in the page: with windowing, cells far below the viewport are not
         # rendered, and "every widget rendered" could not be checked.
         "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
@@ -84,12 +88,20 @@ def make_lab_command() -> list[str]:
 
 class LabServer:
     """``make_lab=True``: the very command of ``make lab``, serving the repository itself
-    (autosave off, so nothing is written there); otherwise a copy of the course."""
+    (autosave off, so nothing is written there); otherwise a copy of the course.
+    ``autosave_interval``: JupyterLab's autosave on, every that many seconds."""
 
-    def __init__(self, workdir: Path, source: Path = ROOT, make_lab: bool = False):
+    def __init__(
+        self,
+        workdir: Path,
+        source: Path = ROOT,
+        make_lab: bool = False,
+        autosave_interval: int | None = None,
+    ):
         self.source = source
         self.workdir = workdir
         self.make_lab = make_lab
+        self.autosave_interval = autosave_interval
         self.port = free_port()
         self.token = secrets.token_hex(16)
         self.process: subprocess.Popen | None = None
@@ -110,7 +122,7 @@ class LabServer:
                 shutil.copytree(self.source / folder, course / folder)
         home = self.workdir / "home"
         settings = self.workdir / "settings"
-        _write_settings(settings)
+        _write_settings(settings, self.autosave_interval)
         env = dict(os.environ)
         env.update(
             HOME=str(home),
