@@ -75,10 +75,14 @@ def _fork_kernels_in(config_dir: Path) -> None:
         )
 
 
-def make_lab_command() -> list[str]:
+def make_lab_command(root: Path = ROOT, make_args: tuple[str, ...] = ()) -> list[str]:
     """The command `make lab` runs to start JupyterLab, as `make -n lab` prints it."""
     dry_run = subprocess.run(
-        ["make", "-n", "-s", "lab"], cwd=ROOT, capture_output=True, text=True, check=True
+        ["make", "-n", "-s", *make_args, "lab"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     lines = [line for line in dry_run.splitlines() if re.search(r"jupyter\S* lab\b", line)]
     if len(lines) != 1:
@@ -87,8 +91,9 @@ def make_lab_command() -> list[str]:
 
 
 class LabServer:
-    """``make_lab=True``: the very command of ``make lab``, serving the repository itself
-    (autosave off, so nothing is written there); otherwise a copy of the course.
+    """``make_lab=True``: the very command of ``make lab`` (``make_args`` added to make's),
+    serving the checkout ``source`` itself (the repository unless told: autosave off, so
+    nothing is written there); otherwise a copy of the course.
     ``autosave_interval``: JupyterLab's autosave on, every that many seconds."""
 
     def __init__(
@@ -97,11 +102,13 @@ class LabServer:
         source: Path = ROOT,
         make_lab: bool = False,
         autosave_interval: int | None = None,
+        make_args: tuple[str, ...] = (),
     ):
         self.source = source
         self.workdir = workdir
         self.make_lab = make_lab
         self.autosave_interval = autosave_interval
+        self.make_args = make_args
         self.port = free_port()
         self.token = secrets.token_hex(16)
         self.process: subprocess.Popen | None = None
@@ -145,8 +152,8 @@ class LabServer:
         ]  # fmt: skip
         if self.make_lab:
             self.process = subprocess.Popen(
-                make_lab_command() + private,
-                cwd=ROOT,
+                make_lab_command(self.source, self.make_args) + private,
+                cwd=self.source,
                 env=env,
                 stdout=self.log.open("w"),
                 stderr=subprocess.STDOUT,
