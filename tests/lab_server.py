@@ -148,7 +148,7 @@ class LabServer:
         private = [
             "--no-browser", f"--port={self.port}", "--ServerApp.ip=127.0.0.1",
             f"--IdentityProvider.token={self.token}", "--allow-root",
-            "--LabApp.news_url=None",
+            "--LabApp.news_url=None", "--LabApp.expose_app_in_browser=True",
         ]  # fmt: skip
         if self.make_lab:
             self.process = subprocess.Popen(
