@@ -94,6 +94,8 @@ def refresh(root: Path) -> list[str]:
                 report.append(f"updated:  {rel}")
             else:
                 side = target.with_name(source.stem + ".updated.ipynb")
+                if side.exists() and text_hash(_read(side)) == text_hash(course):
+                    continue  # said at an earlier update, and still true
                 _copy(source, side)
                 report.append(
                     f"kept:     {rel} (you changed it; the course's new version is "
@@ -108,6 +110,11 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
 
 def update(root: Path) -> list[str]:
     """``make update``: pull the course (fast-forward only), then refresh ``work/``."""
+    if _git(root, "rev-parse", "--is-inside-work-tree").returncode != 0:
+        raise CourseError(
+            f"{root} is not a git checkout, so there is nothing to pull. Fix: run this in the "
+            "folder you cloned the course into (or download the new version by hand)."
+        )
     fill(root)  # a learner who never ran `make lab` since the last update
     changed = _git(root, "status", "--porcelain", "--untracked-files=no").stdout.splitlines()
     if changed:
