@@ -90,10 +90,23 @@ def make_lab_command(root: Path = ROOT, make_args: tuple[str, ...] = ()) -> list
     return shlex.split(lines[0])
 
 
+def prepare_like_make_lab(root: Path = ROOT, make_args: tuple[str, ...] = ()) -> None:
+    """Run what `make lab` runs before JupyterLab to fill the learner's work/ folder (its
+    `course_helpers workspace` line, read from `make -n lab`)."""
+    dry_run = subprocess.run(
+        ["make", "-n", "-s", *make_args, "lab"], cwd=root, capture_output=True, text=True
+    ).stdout
+    lines = [line for line in dry_run.splitlines() if "course_helpers workspace" in line]
+    if len(lines) != 1:
+        raise RuntimeError(f"`make -n lab` should fill work/ once, it prints:\n{dry_run}")
+    subprocess.run(lines[0], shell=True, cwd=root, check=True, capture_output=True)
+
+
 class LabServer:
     """``make_lab=True``: the very command of ``make lab`` (``make_args`` added to make's),
     serving the checkout ``source`` itself (the repository unless told: autosave off, so
-    nothing is written there); otherwise a copy of the course.
+    nothing is written there but the work/ folder `make lab` fills, which git ignores);
+    otherwise a copy of the course.
     ``autosave_interval``: JupyterLab's autosave on, every that many seconds."""
 
     def __init__(
@@ -151,6 +164,7 @@ class LabServer:
             "--LabApp.news_url=None", "--LabApp.expose_app_in_browser=True",
         ]  # fmt: skip
         if self.make_lab:
+            prepare_like_make_lab(self.source, self.make_args)
             self.process = subprocess.Popen(
                 make_lab_command(self.source, self.make_args) + private,
                 cwd=self.source,
