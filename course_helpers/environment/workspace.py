@@ -3,7 +3,9 @@ opens, runs, answers and saves, outside the files git tracks, so the course can 
 with one command (``make update``) without touching the learner's answers
 (docs/learner-journey.md, "Your work and course updates").
 
-Each copy remembers the text it was made from (``metadata.course.copied_from``, a hash of its
+A copy's ``language_info`` is the one this Python's kernel reports, so that opening it does not
+mark it modified. Each copy remembers the text it was made from
+(``metadata.course.copied_from``, a hash of its
 cells' types and sources). An update replaces a copy whose text the learner did not change
 with the course's new version, keeps a copy the learner changed, and, if the course changed
 that notebook too, puts the new version next to it as ``NAME.updated.ipynb``.
@@ -47,9 +49,24 @@ def _read(path: Path) -> dict:
         ) from None
 
 
+def kernel_language_info() -> dict | None:
+    """The ``language_info`` this Python's kernel reports (ipykernel's), which JupyterLab writes
+    into a notebook when its kernel starts: a copy that already holds it is not "modified"
+    by merely being opened. None where ipykernel cannot be imported."""
+    try:
+        from ipykernel.ipkernel import IPythonKernel
+    except Exception:  # no kernel here: the copy keeps the course's metadata
+        return None
+    return json.loads(json.dumps(IPythonKernel.language_info))
+
+
 def _copy(source: Path, target: Path) -> None:
     nb = _read(source)
-    nb.setdefault("metadata", {}).setdefault("course", {})["copied_from"] = text_hash(nb)
+    metadata = nb.setdefault("metadata", {})
+    metadata.setdefault("course", {})["copied_from"] = text_hash(nb)
+    language_info = kernel_language_info()
+    if language_info:
+        metadata["language_info"] = language_info
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 

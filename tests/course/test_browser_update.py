@@ -49,6 +49,7 @@ CELLS_DONE = """(indices) => {
     && ![...document.querySelectorAll('.jp-InputPrompt')].some(p => p.textContent.includes('[*]'));
 }"""
 
+DIRTY = "() => window.jupyterapp.shell.currentWidget.context.model.dirty"
 SAVE = "async () => { await window.jupyterapp.shell.currentWidget.context.save(); }"
 
 
@@ -96,6 +97,8 @@ def test_a_learner_runs_answers_saves_and_updates_with_one_command(tmp_path, bro
         page = context.new_page()
         # a lesson: run its first cells, save
         open_notebook(page, lab, f"work/notebooks/{LESSON}")
+        time.sleep(2.0)  # the kernel is ready: JupyterLab has written its language_info
+        assert page.evaluate(DIRTY) is False, "opening an untouched lesson modified it"
         page.evaluate(RUN_CELLS, [1, 2])
         page.wait_for_function(CELLS_DONE, arg=[1, 2], timeout=120_000, polling=300)
         page.evaluate(SAVE)

@@ -45,6 +45,11 @@ def test_fill_copies_what_is_missing_links_the_rest_and_never_overwrites(tmp_pat
     _write(mine, {**json.loads(mine.read_text()), "cells": _nb("answer = 42")["cells"]})
     assert workspace.fill(tmp_path) == []
     assert _sources(mine) == ["answer = 42"]
+    # what the kernel of this Python will report, so opening the copy does not modify it
+    from ipykernel.ipkernel import IPythonKernel
+
+    lesson = json.loads((tmp_path / "work" / "notebooks" / "01_a.ipynb").read_text())
+    assert lesson["metadata"]["language_info"] == IPythonKernel.language_info
 
 
 def test_refresh_replaces_what_was_only_run_and_keeps_what_the_learner_changed(tmp_path):
