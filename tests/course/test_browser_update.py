@@ -19,6 +19,7 @@ from browser_support import (
     _type_into_cell,
     open_notebook,
     require_browser,
+    screenshot,
 )
 from lab_server import ROOT, LabServer, make_lab_command
 
@@ -114,6 +115,7 @@ def test_a_learner_runs_answers_saves_and_updates_with_one_command(tmp_path, bro
         verdict.get_by_text(exercise.id).first.wait_for(timeout=30_000)
         page.evaluate(SAVE)
         time.sleep(1.0)
+        screenshot(page, "work__exercises__03_shapes_and_views.ipynb")
     finally:
         context.close()
         lab.stop()
