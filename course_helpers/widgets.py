@@ -43,16 +43,26 @@ WIDGET_CSS = (
     ".jp-OutputArea-output.jupyter-widgets:not(:has(*))::before{visibility:visible;display:block;"
     "font-size:var(--jp-content-font-size1,14px);line-height:1.5;padding:2px 10px;"
     "border-left:4px solid #6d6d6d;content:" + json.dumps(MISSING_NOTE) + "}"
-    # plain copies of what a widget shows (revealed hints, the replay's step), kept in the
-    # notebook's outputs: hidden while the widget itself shows it (live or restored)
-    ".jp-OutputArea:has(.course-widget .course-hint) .course-saved-hints,"
-    ".jp-OutputArea:has(.course-replay-widget) .course-replay-saved{display:none}"
     # any other disconnected widget box of the page (e.g. the backward replay) says so too
     ".jp-OutputArea-output>.widget-box.jupyter-widgets-disconnected:not(.course-widget)::after"
     "{display:block;padding:2px 10px;border-left:4px solid #e65100;content:"
     + json.dumps(STALE_NOTE)
     + "}"
 )
+
+
+# Plain copies of what a widget shows (revealed hints, the replay's step), kept in the
+# notebook's outputs so that they survive a save without widget state: hidden while the widget
+# itself shows them (live or restored). Each copy carries this rule in its own HTML.
+SAVED_COPY_CSS = (
+    ".jp-OutputArea:has(.course-widget .course-hint) .course-saved-hints,"
+    ".jp-OutputArea:has(.course-replay-widget) .course-replay-saved{display:none}"
+)
+
+
+def saved_copy_style() -> str:
+    """The ``<style>`` element that goes with a plain copy of a widget's content."""
+    return f'<style class="course-saved-style">{SAVED_COPY_CSS}</style>'
 
 
 def widget_style() -> str:

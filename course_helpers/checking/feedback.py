@@ -12,7 +12,13 @@ from __future__ import annotations
 import html
 import re
 
-from course_helpers.widgets import display_widget, stale_note, widget_style, widgets_available
+from course_helpers.widgets import (
+    display_widget,
+    saved_copy_style,
+    stale_note,
+    widget_style,
+    widgets_available,
+)
 
 # status -> (fixed symbol, label, colour)
 STYLES = {
@@ -120,7 +126,8 @@ def with_saved_hints(bundle: dict, hints: list) -> dict:
     blocks = "".join(h._repr_mimebundle_()["text/html"] for h in hints)
     return {
         "text/plain": "\n\n".join([bundle["text/plain"], *map(str, hints)]),
-        "text/html": f'{bundle["text/html"]}<div class="course-saved-hints">{blocks}</div>',
+        "text/html": bundle["text/html"]
+        + f'{saved_copy_style()}<div class="course-saved-hints">{blocks}</div>',
     }
 
 

@@ -27,7 +27,7 @@ from course_helpers.graphs.styles import ACTIVE_FILL, DONE, HIGHLIGHT, STYLES
 from course_helpers.graphs.svg import picture_html
 from course_helpers.graphs.walk import tensor_summary
 from course_helpers.records import fmt_shape
-from course_helpers.widgets import widget_style, widgets_available
+from course_helpers.widgets import saved_copy_style, widget_style, widgets_available
 
 EDGE_VALUES = 3  # an edge shows the gradient's values up to this many numbers, else its shape
 WIDGET_TEXT = "[step-through buttons for the replay above]"  # the widget output's text form
@@ -292,7 +292,9 @@ class BackwardReplay:
         html = self.first_step_html(static_note(number), number)
         return {
             "text/plain": self.table(),
-            "text/html": f'{widget_style()}<div class="course-replay-saved">{html}</div>',
+            "text/html": (
+                f'{widget_style()}{saved_copy_style()}<div class="course-replay-saved">{html}</div>'
+            ),
         }
 
     def _ipython_display_(self):
