@@ -91,10 +91,17 @@ def _wait_for_autosave(lab, relative: str, since: float) -> None:
     raise AssertionError(f"{relative} was not autosaved within 60 s of reopening")
 
 
-def _shows_what_was_seen(page, replay: int, check_cell: int, hint_text: str, when: str):
+def _shows_what_was_seen(
+    page, replay: int, check_cell: int, hint_text: str, when: str, copies_shown: bool
+):
+    """The replay's picture and the revealed hint are on screen, once each: from the widgets
+    (restored) or from their saved copies (``copies_shown``: the widgets could not be)."""
     page.wait_for_function(WIDGETS_SETTLED, timeout=60_000, polling=500)
     time.sleep(1.0)
     cell = _cell(page, replay)
+    for index, copy in ((replay, ".course-replay-saved"), (check_cell, ".course-saved-hints")):
+        shown = _cell(page, index).locator(copy).first.is_visible()
+        assert shown == copies_shown, f"{when}: {copy} is {'not ' * (not shown)}shown"
     pictures = cell.locator(".jp-OutputArea-output svg, .jp-OutputArea-output img")
     visible = [pictures.nth(k).is_visible() for k in range(pictures.count())]
     assert any(visible), f"{when}: the replay shows no picture: {cell.inner_text()[:500]!r}"
@@ -130,7 +137,10 @@ def test_replay_picture_and_revealed_hint_survive_reopen_autosave_reopen(browser
     _cell(page, check_cell).get_by_text(hint_text).locator("visible=true").first.wait_for(
         timeout=30_000
     )
-    time.sleep(1.0)  # the hint's output reaches the notebook model
+    saved_hints = _cell(page, check_cell).locator(".course-saved-hints")
+    saved_hints.wait_for(state="attached", timeout=30_000)  # the kernel's copy reached the cell
+    assert not saved_hints.is_visible()  # ... and is hidden while the Hint box shows the hint
+    assert not _cell(page, replay).locator(".course-replay-saved").is_visible()
     page.evaluate(TRUST_AND_SAVE)
     _close(page)
     day1 = _saved(lab, LESSON)
@@ -139,14 +149,16 @@ def test_replay_picture_and_revealed_hint_survive_reopen_autosave_reopen(browser
     # day 2: reopen (the widgets come back from the saved state), leave it to autosave
     saved_at = (lab.workdir / "course" / LESSON).stat().st_mtime
     page = _open(browser, lab, LESSON)
-    _shows_what_was_seen(page, replay, check_cell, hint_text, "reopened")
+    _shows_what_was_seen(page, replay, check_cell, hint_text, "reopened", copies_shown=False)
     _wait_for_autosave(lab, LESSON, saved_at)
     _close(page)
 
     # day 3: what the autosave kept
     page = _open(browser, lab, LESSON)
     try:
-        _shows_what_was_seen(page, replay, check_cell, hint_text, "reopened after an autosave")
+        _shows_what_was_seen(
+            page, replay, check_cell, hint_text, "reopened after an autosave", copies_shown=True
+        )
         # the step the learner had reached, not only step 1
         assert "step 2 of" in _cell(page, replay).inner_text()
     finally:
