@@ -1,5 +1,6 @@
 # Two commands for newcomers (see README.md):
 #   make lab    set everything up and open the course in JupyterLab
+#   make update bring the course up to date (your work in work/ is kept)
 #   make test   set everything up and run the whole test suite
 # Both are idempotent: the virtual environment is rebuilt only when
 # pyproject.toml or requirements/constraints.txt change.
@@ -17,16 +18,25 @@ COMPAT_VENV := .venv-compat-$(TORCH)
 export OMP_NUM_THREADS ?= 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: lab test test-compat test-colab setup build lint unit nbval browser bench gpu-check lock doctor clean
+.PHONY: lab update test test-compat test-colab setup build lint unit nbval browser bench gpu-check lock doctor clean
 
 # The server's root is the repository (not notebooks/), so the links from lessons to
 # ../exercises/ and ../solutions/ and the README's course map all open in JupyterLab.
 # JUPYTER_CONFIG_PATH adds .jupyter/ to Jupyter's config folders (yours still count): its
 # labconfig/default_setting_overrides.json makes JupyterLab save widget state with the
 # notebook (see docs/learner-journey.md); a setting you choose yourself still wins.
+# work/ (not tracked by git) holds the learner's copies of the lessons and exercises: make lab
+# copies the ones it lacks, never overwriting, and opens lesson 00 there; `make update` pulls
+# the course and refreshes the copies the learner did not change (docs/learner-journey.md).
 lab: setup
 	$(BIN)/python -m course_helpers doctor || true
-	env JUPYTER_CONFIG_PATH="$(CURDIR)/.jupyter" $(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" notebooks/00_start_here.ipynb $(LAB_ARGS)
+	$(BIN)/python -m course_helpers workspace
+	env JUPYTER_CONFIG_PATH="$(CURDIR)/.jupyter" $(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" work/notebooks/00_start_here.ipynb $(LAB_ARGS)
+
+# Update the course: git pull (fast-forward), then bring work/ up to date, keeping your answers.
+update:
+	@test -x $(BIN)/python || $(MAKE) setup
+	$(BIN)/python -m course_helpers workspace --update
 
 # build --check runs as tests/authoring/test_build.py::test_repository_build_is_up_to_date
 # --no-loadscope-reorder: files start in collection order (tests/ first, the browser files

@@ -1,4 +1,4 @@
-"""Command line: ``python -m course_helpers {doctor,build,progress,grade,autograder}``."""
+"""Command line: ``python -m course_helpers {doctor,workspace,build,progress,grade,autograder}``."""
 
 from __future__ import annotations
 
@@ -7,6 +7,10 @@ import sys
 
 COMMANDS = {
     "doctor": ("course_helpers.environment.doctor", "print an environment report for bug reports"),
+    "workspace": (
+        "course_helpers.environment.workspace",
+        "fill your work folder (work/), or --update the course into it",
+    ),
     "build": ("course_helpers.authoring.build", "generate exercises and execute the notebooks"),
     "progress": ("course_helpers.checking.progress", "show your exercise progress per lesson"),
     "grade": ("course_helpers.grading.command", "grade learners' exercise notebooks headlessly"),

@@ -40,14 +40,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _write_settings(settings_dir: Path) -> None:
-    # JupyterLab 4: no "news" toast, no update check, no autosave surprises.
+def _write_settings(settings_dir: Path, autosave_interval: int | None = None) -> None:
+    # JupyterLab 4: no "news" toast, no update check, no autosave surprises (unless a test asks
+    # for autosave: then every `autosave_interval` seconds instead of JupyterLab's 120).
+    autosave = {"autosave": False}
+    if autosave_interval:
+        autosave = {"autosave": True, "autosaveInterval": autosave_interval}
     overrides = {
         "@jupyterlab/apputils-extension:notification": {
             "fetchNews": "false",
             "checkForUpdates": False,
         },
-        "@jupyterlab/docmanager-extension:plugin": {"autosave": False},
+        "@jupyterlab/docmanager-extension:plugin": autosave,
         # Keep every cell in the page: with windowing, cells far below the viewport are not
         # rendered, and "every widget rendered" could not be checked.
         "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
@@ -71,10 +75,14 @@ def _fork_kernels_in(config_dir: Path) -> None:
         )
 
 
-def make_lab_command() -> list[str]:
+def make_lab_command(root: Path = ROOT, make_args: tuple[str, ...] = ()) -> list[str]:
     """The command `make lab` runs to start JupyterLab, as `make -n lab` prints it."""
     dry_run = subprocess.run(
-        ["make", "-n", "-s", "lab"], cwd=ROOT, capture_output=True, text=True, check=True
+        ["make", "-n", "-s", *make_args, "lab"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     lines = [line for line in dry_run.splitlines() if re.search(r"jupyter\S* lab\b", line)]
     if len(lines) != 1:
@@ -82,14 +90,38 @@ def make_lab_command() -> list[str]:
     return shlex.split(lines[0])
 
 
-class LabServer:
-    """``make_lab=True``: the very command of ``make lab``, serving the repository itself
-    (autosave off, so nothing is written there); otherwise a copy of the course."""
+def prepare_like_make_lab(root: Path = ROOT, make_args: tuple[str, ...] = ()) -> None:
+    """Run what `make lab` runs before JupyterLab to fill the learner's work/ folder (its
+    `course_helpers workspace` line, read from `make -n lab`)."""
+    dry_run = subprocess.run(
+        ["make", "-n", "-s", *make_args, "lab"], cwd=root, capture_output=True, text=True
+    ).stdout
+    lines = [line for line in dry_run.splitlines() if "course_helpers workspace" in line]
+    if len(lines) != 1:
+        raise RuntimeError(f"`make -n lab` should fill work/ once, it prints:\n{dry_run}")
+    subprocess.run(lines[0], shell=True, cwd=root, check=True, capture_output=True)
 
-    def __init__(self, workdir: Path, source: Path = ROOT, make_lab: bool = False):
+
+class LabServer:
+    """``make_lab=True``: the very command of ``make lab`` (``make_args`` added to make's),
+    serving the checkout ``source`` itself (the repository unless told: autosave off, so
+    nothing is written there but the work/ folder `make lab` fills, which git ignores);
+    otherwise a copy of the course.
+    ``autosave_interval``: JupyterLab's autosave on, every that many seconds."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        source: Path = ROOT,
+        make_lab: bool = False,
+        autosave_interval: int | None = None,
+        make_args: tuple[str, ...] = (),
+    ):
         self.source = source
         self.workdir = workdir
         self.make_lab = make_lab
+        self.autosave_interval = autosave_interval
+        self.make_args = make_args
         self.port = free_port()
         self.token = secrets.token_hex(16)
         self.process: subprocess.Popen | None = None
@@ -110,7 +142,7 @@ class LabServer:
                 shutil.copytree(self.source / folder, course / folder)
         home = self.workdir / "home"
         settings = self.workdir / "settings"
-        _write_settings(settings)
+        _write_settings(settings, self.autosave_interval)
         env = dict(os.environ)
         env.update(
             HOME=str(home),
@@ -129,12 +161,13 @@ class LabServer:
         private = [
             "--no-browser", f"--port={self.port}", "--ServerApp.ip=127.0.0.1",
             f"--IdentityProvider.token={self.token}", "--allow-root",
-            "--LabApp.news_url=None",
+            "--LabApp.news_url=None", "--LabApp.expose_app_in_browser=True",
         ]  # fmt: skip
         if self.make_lab:
+            prepare_like_make_lab(self.source, self.make_args)
             self.process = subprocess.Popen(
-                make_lab_command() + private,
-                cwd=ROOT,
+                make_lab_command(self.source, self.make_args) + private,
+                cwd=self.source,
                 env=env,
                 stdout=self.log.open("w"),
                 stderr=subprocess.STDOUT,

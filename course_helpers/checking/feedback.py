@@ -12,7 +12,13 @@ from __future__ import annotations
 import html
 import re
 
-from course_helpers.widgets import display_widget, stale_note, widget_style, widgets_available
+from course_helpers.widgets import (
+    display_widget,
+    saved_copy_style,
+    stale_note,
+    widget_style,
+    widgets_available,
+)
 
 # status -> (fixed symbol, label, colour)
 STYLES = {
@@ -102,20 +108,35 @@ def show_result(result) -> None:
     bundle = result_bundle(result)
     if offer:  # the stylesheet travels with the output that precedes the widget
         bundle["text/html"] = widget_style() + bundle["text/html"]
-    display(bundle, raw=True)
+    handle = display(bundle, raw=True, display_id=True if offer else None)
     if offer:
         try:
-            button = hint_widget(result.exercise_id, shown=result.message)
+            button = hint_widget(result.exercise_id, shown=result.message, verdict=(handle, bundle))
         except Exception:  # no working widgets here: the text above already says hint(ID)
             return
         display_widget(button)
 
 
-def hint_widget(exercise_id: str, shown: str = ""):
+def with_saved_hints(bundle: dict, hints: list) -> dict:
+    """The verdict ``bundle`` followed by the hints revealed under it: a plain output that a
+    notebook keeps even when JupyterLab saves no widget state (hidden while the Hint box
+    itself shows them; see docs/learner-journey.md)."""
+    if not hints:
+        return bundle
+    blocks = "".join(h._repr_mimebundle_()["text/html"] for h in hints)
+    return {
+        "text/plain": "\n\n".join([bundle["text/plain"], *map(str, hints)]),
+        "text/html": bundle["text/html"]
+        + f'{saved_copy_style()}<div class="course-saved-hints">{blocks}</div>',
+    }
+
+
+def hint_widget(exercise_id: str, shown: str = "", verdict=None):
     """A "Hint" button and an output area; each click reveals the next tiered hint.
 
     Its text form is fixed (``[Hint button for ID]``), so saved notebooks compare
-    equal however often the button was clicked.
+    equal however often the button was clicked. ``verdict``: the (display handle, bundle)
+    of the verdict above, which each revealed hint is copied into.
     """
     import ipywidgets as widgets
 
@@ -128,6 +149,7 @@ def hint_widget(exercise_id: str, shown: str = ""):
     feedback = shown
     button = widgets.Button(description="Hint", tooltip=f"the next hint for {exercise_id}")
     area = widgets.Output()
+    revealed = []
 
     def reveal(_button):
         shown = next_hint(
@@ -137,6 +159,9 @@ def hint_widget(exercise_id: str, shown: str = ""):
             from IPython.display import display
 
             display(shown)
+        revealed.append(shown)
+        if verdict is not None and verdict[0] is not None:
+            verdict[0].update(with_saved_hints(verdict[1], revealed), raw=True)
         if shown.is_last:
             button.disabled = True
 

@@ -27,12 +27,13 @@ from course_helpers.graphs.styles import ACTIVE_FILL, DONE, HIGHLIGHT, STYLES
 from course_helpers.graphs.svg import picture_html
 from course_helpers.graphs.walk import WALK_LIMIT, tensor_summary
 from course_helpers.records import fmt_shape
-from course_helpers.widgets import widgets_available
+from course_helpers.widgets import saved_copy_style, widget_style, widgets_available
 
 EDGE_VALUES = 3  # an edge shows the gradient's values up to this many numbers, else its shape
 # a step's picture is scaled down to this height, so that on a 1366x768 screen the buttons,
 # the step text, the legend and the whole graph show together once the widget's top is in view
 FIT = "calc(100vh - 250px)"
+WIDGET_TEXT = "[step-through buttons for the replay above]"  # the widget output's text form
 STATIC_STEPS = 40  # the static fallback draws a picture for at most this many steps
 WIDGET_FIX = (
     "pip install ipywidgets (it brings the JupyterLab widget extension), then restart "
@@ -265,18 +266,19 @@ class BackwardReplay:
         )
         return '<div class="course-replay">' + "".join(parts) + "</div>"
 
-    def first_step_html(self, note: str) -> str:
-        """Step 1 as a static page (the widget's starting view) plus the table."""
+    def first_step_html(self, note: str, number: int = 1) -> str:
+        """Step 1 (or ``number``) as a static page (the widget's view) plus the table."""
         from html import escape
 
         return (
-            f'<div class="course-replay"><p><em>{escape(note)}</em></p>{self._step_html(1)}'
+            f'<div class="course-replay"><p><em>{escape(note)}</em></p>{self._step_html(number)}'
             f"<details><summary>All steps as a table</summary><pre>{escape(self.table())}"
             "</pre></details></div>"
         )
 
-    def widget(self):
-        """An ipywidgets slider + previous/next buttons redrawing the picture per step."""
+    def widget(self, on_step=None):
+        """An ipywidgets slider + previous/next buttons redrawing the picture per step;
+        ``on_step(number)`` is called after each redraw."""
         import ipywidgets as w
 
         count = len(self.steps)
@@ -290,6 +292,8 @@ class BackwardReplay:
             view.value = self._step_html(number)
             back.disabled = number == 1
             forward.disabled = number == count
+            if on_step is not None:
+                on_step(number)
 
         slider.observe(show, names="value")
         back.on_click(lambda _: setattr(slider, "value", max(1, slider.value - 1)))
@@ -297,6 +301,39 @@ class BackwardReplay:
         back.disabled = True
         forward.disabled = count == 1
         return w.VBox([w.HBox([back, slider, forward]), view])
+
+    def _saved_copy(self, number: int) -> dict:
+        """The step the learner is at, as plain HTML: an output of its own that the notebook
+        keeps whatever happens to the widget's saved state (hidden while the widget shows)."""
+        html = self.first_step_html(static_note(number), number)
+        return {
+            "text/plain": self.table(),
+            "text/html": (
+                f'{widget_style()}{saved_copy_style()}<div class="course-replay-saved">{html}</div>'
+            ),
+        }
+
+    def _ipython_display_(self):
+        """In a kernel with widgets: the saved copy of the current step, then the buttons
+        (each step shown updates the copy, so a reopened notebook shows the step reached
+        even when JupyterLab saved no widget state). Elsewhere: the bundle below."""
+        from IPython.display import display
+
+        if _widget_problem() is not None:
+            display(self._repr_mimebundle_(), raw=True)
+            return
+        saved = display(self._saved_copy(1), raw=True, display_id=True)
+        key = "application/vnd.jupyter.widget-view+json"
+        try:
+            box = self.widget(on_step=lambda n: saved.update(self._saved_copy(n), raw=True))
+            box.add_class("course-replay-widget")
+            view = box._repr_mimebundle_()
+            display({"text/plain": WIDGET_TEXT, key: view[key]}, raw=True)
+        except Exception as err:  # any widget failure degrades to the static form
+            note = f"Showing all steps: the step-through widget failed ({type(err).__name__})."
+            saved.update(
+                {"text/plain": self.table(), "text/html": self.static_html(note)}, raw=True
+            )
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         """text/plain: the table (what nbval compares). text/html: a static copy, so a
@@ -313,15 +350,20 @@ class BackwardReplay:
                 key = "application/vnd.jupyter.widget-view+json"
                 if isinstance(view, dict) and key in view:
                     bundle[key] = view[key]
-                    bundle["text/html"] = self.first_step_html(
-                        "Static copy of step 1. Run this cell again to step through the "
-                        "replay (the buttons need a running kernel with ipywidgets)."
-                    )
+                    bundle["text/html"] = self.first_step_html(static_note(1))
                     return bundle
                 problem = "the step-through widget could not be displayed"
         note = "" if problem == "" else f"Showing all steps: {problem}. Fix: {WIDGET_FIX}."
         bundle["text/html"] = self.static_html(note)
         return bundle
+
+
+def static_note(number: int) -> str:
+    """What a saved copy of step ``number`` says above its picture."""
+    return (
+        f"Static copy of step {number}. Run this cell again to step through the replay (the "
+        "buttons need a running kernel with ipywidgets)."
+    )
 
 
 def _widget_problem() -> str | None:

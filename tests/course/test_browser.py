@@ -43,7 +43,7 @@ def test_a_learner_fails_takes_a_hint_and_then_passes(page, lab):
     assert "is a string" in output.inner_text(), "the diagnosis should name the wrong type"
 
     output.get_by_role("button", name=re.compile("hint", re.I)).first.click()
-    output.get_by_text(re.compile(r"Hint 1", re.I)).first.wait_for(timeout=30_000)
+    output.get_by_text(re.compile(r"Hint 1", re.I)).locator(VISIBLE).first.wait_for(timeout=30_000)
     assert exercise.hints[0][:30] in output.inner_text()
 
     _type_into_cell(page, index, f'{exercise.solution.strip()}\ncheck("{exercise.id}", answer)')
@@ -83,6 +83,10 @@ def test_make_lab_opens_lesson_00_and_a_lessons_exercises_link_opens_the_exercis
         context.close()
         server.stop()
 
+
+# a revealed hint is on the page twice: in the Hint box, and its saved copy under the verdict
+# (hidden while the box shows it; see docs/learner-journey.md)
+VISIBLE = "visible=true"
 
 RUN_CELLS = """async (indices) => {
   const app = window.jupyterapp;
@@ -184,7 +188,9 @@ def test_an_exercise_notebook_survives_save_reopen_and_restart(browser, lab):
     _run(page, [_setup_cell(relative), index])  # setup, one untouched exercise: "not attempted"
     cell = _cell(page, index)
     cell.get_by_role("button", name="Hint").click()
-    cell.get_by_text(re.compile(rf"Hint 1/\d+ for {re.escape(exercise.id)}")).wait_for()
+    cell.get_by_text(re.compile(rf"Hint 1/\d+ for {re.escape(exercise.id)}")).locator(
+        VISIBLE
+    ).first.wait_for()
     assert not _stale_note(cell).is_visible()  # live buttons carry no note
 
     # save (widget state goes with it: saveState is on in make lab's settings) and reopen
@@ -203,7 +209,7 @@ def test_an_exercise_notebook_survives_save_reopen_and_restart(browser, lab):
     # run the cell again: live buttons; restart: they say they are stale when clicked
     _run(page, [_setup_cell(relative), index])
     cell.get_by_role("button", name="Hint").click()
-    cell.get_by_text(re.compile(r"Hint 1/")).wait_for()
+    cell.get_by_text(re.compile(r"Hint 1/")).locator(VISIBLE).first.wait_for()
     assert not _stale_note(cell).is_visible()
     page.evaluate(RESTART)
     page.wait_for_function(KERNEL_IDLE, timeout=60_000)

@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from lab_server import prepare_like_make_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "course-test-token"
@@ -64,6 +65,7 @@ def lab(tmp_path_factory):
         "JUPYTERLAB_WORKSPACES_DIR": str(folders / "workspaces"),
         "JUPYTER_CONFIG_DIR": str(folders / "config"),
     }
+    prepare_like_make_lab()  # make lab fills work/ (ignored by git) before starting JupyterLab
     server = subprocess.Popen(
         command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
@@ -91,7 +93,7 @@ def lab(tmp_path_factory):
 
 def test_make_lab_serves_the_repository_root_and_opens_lesson_00():
     command = lab_command()
-    assert "notebooks/00_start_here.ipynb" in command
+    assert "work/notebooks/00_start_here.ipynb" in command  # the learner's copy
     assert f"--ServerApp.root_dir={ROOT}" in command
 
 
@@ -128,6 +130,9 @@ def test_every_course_link_opens_in_the_server(lab):
     for target in _links(readme, readme.read_text()):
         links.setdefault(target, set()).add(Path("README.md"))
     assert Path("exercises/01_tensors.ipynb") in links  # the lessons do link to exercises
+    # where the learner opens them: the same links inside work/ (its copies of notebooks/ and
+    # exercises/, its links to solutions/ and README.md) lead to work/'s files
+    links.update({Path("work") / t: {Path("work") / s for s in f} for t, f in list(links.items())})
     broken = {
         str(target): sorted(map(str, sources))
         for target, sources in links.items()

@@ -1,0 +1,169 @@
+"""What a learner once saw survives reopening and JupyterLab's autosave (issue 28, item 1).
+
+Reopening a notebook with saved widget state marks it modified (jupyterlab-manager marks the
+document dirty for every widget model it restores), and the autosave that follows saves only
+widgets with a live kernel connection: none, so the saved state becomes empty. The picture of
+the backward replay and the hints a learner revealed must still be there at the next opening.
+
+The server here has JupyterLab's autosave on, every 3 s instead of every 120 s (its
+``autosaveInterval`` setting, written by tests/lab_server.py), and the course's saveState
+setting, as ``make lab`` has.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+from browser_support import _cell, open_notebook, require_browser, shutdown_kernel
+from lab_server import ROOT, SCREENSHOTS, LabServer
+
+pytestmark = pytest.mark.browser
+require_browser()
+
+AUTOSAVE_S = 3
+LESSON = "notebooks/05_autograd_graphs.ipynb"
+
+RUN_CELLS = """async (indices) => {
+  const app = window.jupyterapp;
+  const nb = app.shell.currentWidget.content;
+  for (const i of indices) {
+    nb.activeCellIndex = i;
+    await app.commands.execute('notebook:run-cell');
+  }
+}"""
+
+CELLS_DONE = """(indices) => {
+  const w = window.jupyterapp.shell.currentWidget;
+  const k = w.sessionContext.session && w.sessionContext.session.kernel;
+  if (!k || k.status !== 'idle') return false;
+  const cells = w.content.model.cells;
+  return indices.every(i => cells.get(i).executionCount !== null)
+    && ![...document.querySelectorAll('.jp-InputPrompt')].some(p => p.textContent.includes('[*]'));
+}"""
+
+# every cell trusted, as after Run All, so that the saved notebook is signed and opens trusted
+TRUST_AND_SAVE = """async () => {
+  const w = window.jupyterapp.shell.currentWidget;
+  for (const c of w.content.model.cells) c.trusted = true;
+  await w.context.save();
+}"""
+
+WIDGETS_SETTLED = """() => ![...document.querySelectorAll('.jp-OutputArea-output')]
+  .some(e => e.textContent.trim() === 'Loading widget...')"""
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    server = LabServer(tmp_path_factory.mktemp("lab-autosave"), autosave_interval=AUTOSAVE_S)
+    server.start()
+    yield server
+    server.stop()
+
+
+def _open(browser, lab, relative: str):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    open_notebook(page, lab, relative)
+    return page
+
+
+def _close(page) -> None:
+    shutdown_kernel(page)
+    page.context.close()
+
+
+def _saved(lab, relative: str) -> dict:
+    return json.loads((lab.workdir / "course" / relative).read_text())
+
+
+def _wait_for_autosave(lab, relative: str, since: float) -> None:
+    """Until JupyterLab's autosave has written the file (it is modified on reopening)."""
+    path = lab.workdir / "course" / relative
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if path.stat().st_mtime > since:
+            time.sleep(AUTOSAVE_S)  # let a save under way finish
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"{relative} was not autosaved within 60 s of reopening")
+
+
+def _shows_what_was_seen(
+    page, replay: int, check_cell: int, hint_text: str, when: str, copies_shown: bool
+):
+    """The replay's picture and the revealed hint are on screen, once each: from the widgets
+    (restored) or from their saved copies (``copies_shown``: the widgets could not be)."""
+    page.wait_for_function(WIDGETS_SETTLED, timeout=60_000, polling=500)
+    time.sleep(1.0)
+    cell = _cell(page, replay)
+    for index, copy in ((replay, ".course-replay-saved"), (check_cell, ".course-saved-hints")):
+        shown = _cell(page, index).locator(copy).first.is_visible()
+        assert shown == copies_shown, f"{when}: {copy} is {'not ' * (not shown)}shown"
+    pictures = cell.locator(".jp-OutputArea-output svg, .jp-OutputArea-output img")
+    visible = [pictures.nth(k).is_visible() for k in range(pictures.count())]
+    assert any(visible), f"{when}: the replay shows no picture: {cell.inner_text()[:500]!r}"
+    hint_cell = _cell(page, check_cell)
+    assert hint_cell.get_by_text(hint_text).locator("visible=true").first.is_visible(), (
+        f"{when}: the revealed hint is gone: {hint_cell.inner_text()[:500]!r}"
+    )
+
+
+def test_replay_picture_and_revealed_hint_survive_reopen_autosave_reopen(browser, lab):
+    import nbformat
+
+    nb = nbformat.read(ROOT / LESSON, as_version=4)
+    setup = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
+    replay = next(i for i, c in enumerate(nb.cells) if "replay_backward(" in c.source)
+    check_cell = next(i for i, c in enumerate(nb.cells) if c.source.startswith("check("))
+    exercise_id = re.match(r'check\("([\w.]+)"', nb.cells[check_cell].source).group(1)
+
+    # day 1: run the replay, step to 2, reveal a hint, save
+    page = _open(browser, lab, LESSON)
+    indices = [setup, replay, check_cell]
+    page.evaluate(RUN_CELLS, indices)
+    page.wait_for_function(CELLS_DONE, arg=indices, timeout=180_000, polling=300)
+    _cell(page, replay).get_by_role("button", name="next").click()
+    page.wait_for_function(
+        "(i) => document.querySelector("
+        "`.jp-Cell[data-windowed-list-index='${i}'] .widget-readout`).textContent.trim() === '2'",
+        arg=replay,
+        timeout=30_000,
+    )
+    hint_text = re.compile(rf"Hint 1/\d+ for {re.escape(exercise_id)}")
+    _cell(page, check_cell).get_by_role("button", name="Hint").click()
+    _cell(page, check_cell).get_by_text(hint_text).locator("visible=true").first.wait_for(
+        timeout=30_000
+    )
+    saved_hints = _cell(page, check_cell).locator(".course-saved-hints")
+    saved_hints.wait_for(state="attached", timeout=30_000)  # the kernel's copy reached the cell
+    assert not saved_hints.is_visible()  # ... and is hidden while the Hint box shows the hint
+    assert not _cell(page, replay).locator(".course-replay-saved").is_visible()
+    page.evaluate(TRUST_AND_SAVE)
+    _close(page)
+    day1 = _saved(lab, LESSON)
+    assert day1["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+
+    # day 2: reopen (the widgets come back from the saved state), leave it to autosave
+    saved_at = (lab.workdir / "course" / LESSON).stat().st_mtime
+    page = _open(browser, lab, LESSON)
+    _shows_what_was_seen(page, replay, check_cell, hint_text, "reopened", copies_shown=False)
+    _wait_for_autosave(lab, LESSON, saved_at)
+    _close(page)
+
+    # day 3: what the autosave kept
+    page = _open(browser, lab, LESSON)
+    try:
+        _shows_what_was_seen(
+            page, replay, check_cell, hint_text, "reopened after an autosave", copies_shown=True
+        )
+        # the step the learner had reached, not only step 1
+        assert "step 2 of" in _cell(page, replay).inner_text()
+    finally:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        for name, index in (("replay", replay), ("hint", check_cell)):
+            _cell(page, index).scroll_into_view_if_needed()
+            _cell(page, index).screenshot(path=str(SCREENSHOTS / f"third_opening_05_{name}.png"))
+        _close(page)
