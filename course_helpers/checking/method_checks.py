@@ -64,6 +64,11 @@ WHY = {
         "`dist.barrier()` between rank 0's save and the loads makes the others wait. Without "
         "it the run can pass by luck, as here, and fail on another machine."
     ),
+    "call:all_reduce": (
+        "the task asks the ranks to add up their loss sums and sample counts with "
+        "`dist.all_reduce`, and your code has no `all_reduce` call: each rank must end with "
+        "the same exact mean, computed from what every rank holds."
+    ),
     # integer matrix products: the CPU has them, CUDA does not (torch 2.x)
     **dict.fromkeys(
         ("op:matmul", "call:matmul", "call:mm"),
