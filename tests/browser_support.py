@@ -215,6 +215,15 @@ def assert_stored_outputs_render(page, relative: str) -> None:
         raise
 
 
+def setup_cell_index(path) -> int:
+    """The index of a notebook's ``setup_notebook()`` cell: the one that imports the course
+    (the build's Open-in-Colab and course-setup cells come before it)."""
+    import nbformat
+
+    cells = nbformat.read(path, as_version=4).cells
+    return next(i for i, c in enumerate(cells) if "setup_notebook()" in c.source)
+
+
 def _first_value_exercise(relative: str):
     import nbformat
 

@@ -21,6 +21,7 @@ from browser_support import (
     open_notebook,
     require_browser,
     screenshot,
+    setup_cell_index,
     shutdown_kernel,
     wait_until_idle,
 )
@@ -130,10 +131,7 @@ PSEUDO = """([selector, which]) => [...document.querySelectorAll(selector)]
 
 def _setup_cell(relative: str) -> int:
     """The index of the notebook's setup_notebook() cell (after the build's Colab cells)."""
-    import nbformat
-
-    cells = nbformat.read(ROOT / relative, as_version=4).cells
-    return next(i for i, c in enumerate(cells) if "setup_notebook()" in c.source)
+    return setup_cell_index(ROOT / relative)
 
 
 def _run(page, indices: list[int]) -> None:

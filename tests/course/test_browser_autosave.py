@@ -17,7 +17,13 @@ import re
 import time
 
 import pytest
-from browser_support import _cell, open_notebook, require_browser, shutdown_kernel
+from browser_support import (
+    _cell,
+    open_notebook,
+    require_browser,
+    setup_cell_index,
+    shutdown_kernel,
+)
 from lab_server import ROOT, SCREENSHOTS, LabServer
 
 pytestmark = pytest.mark.browser
@@ -115,7 +121,7 @@ def test_replay_picture_and_revealed_hint_survive_reopen_autosave_reopen(browser
     import nbformat
 
     nb = nbformat.read(ROOT / LESSON, as_version=4)
-    setup = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
+    setup = setup_cell_index(ROOT / LESSON)
     replay = next(i for i, c in enumerate(nb.cells) if "replay_backward(" in c.source)
     check_cell = next(i for i, c in enumerate(nb.cells) if c.source.startswith("check("))
     exercise_id = re.match(r'check\("([\w.]+)"', nb.cells[check_cell].source).group(1)

@@ -10,7 +10,7 @@ model) in the same cell checks the scaling.
 from __future__ import annotations
 
 import pytest
-from browser_support import open_notebook, require_browser, shutdown_kernel
+from browser_support import open_notebook, require_browser, setup_cell_index, shutdown_kernel
 from lab_server import ROOT, SCREENSHOTS
 
 pytestmark = pytest.mark.browser
@@ -103,8 +103,9 @@ def test_lesson_05_replay_fits_a_1366x768_screen(browser, lab, graph, layout):
     page = context.new_page()
     try:
         open_notebook(page, lab, RELATIVE)
-        page.evaluate(RUN_CELLS, [1])  # the lesson's imports and setup
-        page.wait_for_function(CELLS_DONE, arg=[1], timeout=120_000, polling=300)
+        setup = setup_cell_index(ROOT / RELATIVE)  # the lesson's imports and setup
+        page.evaluate(RUN_CELLS, [setup])
+        page.wait_for_function(CELLS_DONE, arg=[setup], timeout=120_000, polling=300)
         if layout == "builtin":  # as on a machine without Graphviz
             page.evaluate(EXECUTE, 'import os; os.environ["COURSE_GRAPHVIZ"] = "off"')
         if graph == "mlp":

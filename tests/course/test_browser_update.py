@@ -20,6 +20,7 @@ from browser_support import (
     open_notebook,
     require_browser,
     screenshot,
+    setup_cell_index,
 )
 from lab_server import ROOT, LabServer, make_lab_command
 
@@ -100,14 +101,16 @@ def test_a_learner_runs_answers_saves_and_updates_with_one_command(tmp_path, bro
         open_notebook(page, lab, f"work/notebooks/{LESSON}")
         time.sleep(2.0)  # the kernel is ready: JupyterLab has written its language_info
         assert page.evaluate(DIRTY) is False, "opening an untouched lesson modified it"
-        page.evaluate(RUN_CELLS, [1, 2])
-        page.wait_for_function(CELLS_DONE, arg=[1, 2], timeout=120_000, polling=300)
+        setup = setup_cell_index(learner / "work" / "notebooks" / LESSON)
+        page.evaluate(RUN_CELLS, [setup, setup + 1])
+        page.wait_for_function(CELLS_DONE, arg=[setup, setup + 1], timeout=120_000, polling=300)
         page.evaluate(SAVE)
         # an exercise: the setup cell, then an answer typed in, run and saved
         index, exercise = _first_value_exercise(EXERCISE)
         open_notebook(page, lab, f"work/{EXERCISE}")
-        page.evaluate(RUN_CELLS, [1])
-        page.wait_for_function(CELLS_DONE, arg=[1], timeout=120_000, polling=300)
+        setup = setup_cell_index(learner / "work" / EXERCISE)
+        page.evaluate(RUN_CELLS, [setup])
+        page.wait_for_function(CELLS_DONE, arg=[setup], timeout=120_000, polling=300)
         typed = f'{exercise.solution.strip()}\ncheck("{exercise.id}", answer)'
         _type_into_cell(page, index, typed)
         page.wait_for_function(CELLS_DONE, arg=[index], timeout=120_000, polling=300)
