@@ -16,6 +16,7 @@ import argparse
 import html
 import os
 import sqlite3
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,20 @@ CREATE TABLE IF NOT EXISTS results (
     first_passed INTEGER
 )
 """
+
+
+def read_only_message(path: Path) -> str:
+    """Why nothing can be recorded in ``path`` (its folder is read-only), on one line."""
+    return (
+        f"the progress file {path} is in a read-only folder: it can be shown, but nothing new "
+        f"can be recorded there (set {DB_ENV} to a file in a writable folder, or "
+        f"{SWITCH_ENV}=off)"
+    )
+
+
+def _read_only(path: Path) -> bool:
+    """Whether ``path``'s folder cannot be written (SQLite's WAL needs that to read, too)."""
+    return path.parent.is_dir() and not os.access(path.parent, os.W_OK)
 
 
 def enabled() -> bool:
@@ -92,7 +107,15 @@ def record(exercise_id: str, lesson: str, status: str) -> Attempts | None:
     """
     if not enabled():
         return None
-    connection = _connection(database_path())
+    path = database_path()
+    try:
+        connection = _connection(path)
+    except sqlite3.OperationalError as err:
+        if _read_only(path):
+            from course_helpers.errors import CourseError
+
+            raise CourseError(read_only_message(path)) from err
+        raise
     with connection:
         if status == "not_attempted":
             connection.execute(
@@ -122,7 +145,28 @@ def latest_results(path: Path | None = None) -> dict[str, str]:
     path = database_path() if path is None else path
     if not path.exists():
         return {}
-    return dict(_connection(path).execute("SELECT exercise_id, status FROM results"))
+    try:
+        return dict(_connection(path).execute("SELECT exercise_id, status FROM results"))
+    except sqlite3.OperationalError:
+        if not _read_only(path):
+            raise
+    return _read_only_results(path)
+
+
+def _read_only_results(path: Path) -> dict[str, str]:
+    """The results of a file whose folder is read-only: opened read-only, or, where SQLite
+    cannot (WAL with no ``-shm`` file), as an immutable file (a ``-wal`` file left unmerged,
+    if any, is not seen)."""
+    from contextlib import closing
+
+    error = None
+    for mode in ("mode=ro", "immutable=1"):
+        try:
+            with closing(sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True)) as db:
+                return dict(db.execute("SELECT exercise_id, status FROM results"))
+        except sqlite3.OperationalError as err:
+            error = err
+    raise error
 
 
 def reset(path: Path | None = None) -> str:
@@ -132,6 +176,10 @@ def reset(path: Path | None = None) -> str:
     path = database_path() if path is None else path
     if not path.exists():
         return ""
+    if _read_only(path):
+        from course_helpers.errors import CourseError
+
+        raise CourseError(f"Cannot reset: {read_only_message(path)}.")
     try:
         with _connection(path) as connection:
             connection.execute("DELETE FROM results")
@@ -254,8 +302,10 @@ def progress(path: Path | None = None) -> ProgressReport:
     if not enabled():  # nothing is read either, so the table is the same on every machine
         note = f"Progress recording is off ({SWITCH_ENV}=off)."
         return ProgressReport(summarize({}), note)
+    shown = database_path() if path is None else Path(path)
     try:
-        results, note = latest_results(path), ""
+        results = latest_results(path)
+        note = f"Note: {read_only_message(shown)}." if shown.exists() and _read_only(shown) else ""
     except sqlite3.Error as err:
         results, note = {}, f"The progress file could not be read: {err}"
     return ProgressReport(summarize(results), note)
@@ -272,7 +322,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     path = Path(args.db).expanduser() if args.db else database_path()
     if args.reset:
-        note = reset(path)
+        from course_helpers.errors import CourseError
+
+        try:
+            note = reset(path)
+        except CourseError as err:
+            print(err, file=sys.stderr)
+            return 1
         print(f"{note} Progress reset ({path}).".strip())
         return 0
     print(progress(path))
