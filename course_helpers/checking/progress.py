@@ -31,7 +31,8 @@ CREATE TABLE IF NOT EXISTS results (
     status      TEXT NOT NULL,
     updated_at  REAL NOT NULL,
     attempts    INTEGER NOT NULL DEFAULT 1,
-    first_passed INTEGER
+    first_passed INTEGER,
+    last_answer TEXT
 )
 """
 
@@ -86,6 +87,8 @@ def _connect(path: Path) -> sqlite3.Connection:
     columns = {row[1] for row in connection.execute("PRAGMA table_info(results)")}
     if "first_passed" not in columns:  # a file written by an earlier version of the course
         connection.execute("ALTER TABLE results ADD COLUMN first_passed INTEGER")
+    if "last_answer" not in columns:
+        connection.execute("ALTER TABLE results ADD COLUMN last_answer TEXT")
     return connection
 
 
@@ -98,12 +101,14 @@ class Attempts:
     first_passed: int = 0
 
 
-def record(exercise_id: str, lesson: str, status: str) -> Attempts | None:
+def record(exercise_id: str, lesson: str, status: str, answer: str = "") -> Attempts | None:
     """Save the latest result of a check; return the attempts so far (None when recording
     is off, or for a "not attempted" result, which is no attempt).
 
     A "not attempted" result (an untouched stub) never overwrites a real attempt, so
-    re-running a fresh exercises notebook does not erase earlier work.
+    re-running a fresh exercises notebook does not erase earlier work. ``answer``: the
+    :func:`answer_fingerprint` of what was checked; the same answer with the same result as
+    the last one recorded (a cell run again, e.g. to get its buttons back) is no new attempt.
     """
     if not enabled():
         return None
@@ -124,20 +129,72 @@ def record(exercise_id: str, lesson: str, status: str) -> Attempts | None:
                 (exercise_id, lesson, status, time.time()),
             )
             return None
+        last = connection.execute(
+            "SELECT status, attempts, first_passed, last_answer FROM results WHERE exercise_id = ?",
+            (exercise_id,),
+        ).fetchone()
+        if answer and last and last[1] > 0 and (last[0], last[3]) == (status, answer):
+            return Attempts(int(last[1]), int(last[2] or 0))  # the same answer again
         passed = status == "passed"
         connection.execute(
-            "INSERT INTO results (exercise_id, lesson, status, updated_at, first_passed) "
-            "VALUES (?, ?, ?, ?, CASE WHEN ? THEN 1 END) ON CONFLICT(exercise_id) DO UPDATE SET "
+            "INSERT INTO results (exercise_id, lesson, status, updated_at, first_passed, "
+            "last_answer) VALUES (?, ?, ?, ?, CASE WHEN ? THEN 1 END, ?) "
+            "ON CONFLICT(exercise_id) DO UPDATE SET "
             "lesson = excluded.lesson, status = excluded.status, "
             "updated_at = excluded.updated_at, attempts = results.attempts + 1, "
             "first_passed = COALESCE(results.first_passed, "
-            "CASE WHEN excluded.status = 'passed' THEN results.attempts + 1 END)",
-            (exercise_id, lesson, status, time.time(), passed),
+            "CASE WHEN excluded.status = 'passed' THEN results.attempts + 1 END), "
+            "last_answer = excluded.last_answer",
+            (exercise_id, lesson, status, time.time(), passed, answer or None),
         )
         count, first = connection.execute(
             "SELECT attempts, first_passed FROM results WHERE exercise_id = ?", (exercise_id,)
         ).fetchone()
     return Attempts(int(count), int(first or 0))
+
+
+def answer_fingerprint(submission) -> str:
+    """A digest of a recorded submission (what ``collect`` made of an answer): equal for
+    the same answer checked again, e.g. the same function re-run on the same cases. Shared
+    parts are hashed once; "" (never equal to another) for anything it cannot walk."""
+    import hashlib
+
+    digests: dict[int, bytes] = {}
+
+    def walk(value) -> bytes:
+        key = id(value)
+        if key in digests:
+            return digests[key]
+        digests[key] = b"(cycle)"
+        parts: list[bytes]
+        if isinstance(value, dict):
+            items = sorted(value.items(), key=lambda item: repr(item[0]))
+            parts = [b"{"] + [walk(k) + walk(v) for k, v in items]
+        elif isinstance(value, (list, tuple)):
+            parts = [type(value).__name__.encode()] + [walk(item) for item in value]
+        elif isinstance(value, (str, bytes, int, float, bool, type(None))):
+            parts = [type(value).__name__.encode(), repr(value).encode()]
+        else:
+            parts = [type(value).__name__.encode(), _tensor_bytes(value)]
+        digests[key] = hashlib.sha256(b"\0".join(parts)).digest()
+        return digests[key]
+
+    try:
+        return walk(submission).hex()
+    except (RecursionError, MemoryError, TypeError):
+        return ""
+
+
+def _tensor_bytes(value) -> bytes:
+    """A tensor's dtype, shape and bytes (its ``repr`` for anything else)."""
+    try:
+        import torch
+
+        flat = value.detach().cpu().contiguous().reshape(-1)
+        head = f"{value.dtype}{tuple(value.shape)}{value.requires_grad}".encode()
+        return head + flat.view(torch.uint8).numpy().tobytes()
+    except Exception:
+        return repr(value).encode()
 
 
 def latest_results(path: Path | None = None) -> dict[str, str]:

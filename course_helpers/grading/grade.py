@@ -363,9 +363,24 @@ def _grade_exercise(exercise, exercise_id: str, attempts: dict, first: bool) -> 
         chosen[0],
         chosen[1],
         int(chosen[0] == "passed"),
-        attempts=len(tries),
+        attempts=_distinct_attempts(tries, verdicts),
         first_attempt=verdicts[0][0],
     )
+
+
+def _distinct_attempts(tries: list, verdicts: list) -> int:
+    """Attempts as the learner's progress counts them: an answer checked again right after
+    itself, with the same verdict (a cell run twice), is one attempt."""
+    from course_helpers.checking.progress import answer_fingerprint
+
+    count, last = 0, None
+    for submission, (status, _) in zip(tries, verdicts, strict=True):
+        valid = status != "rejected" and isinstance(submission, dict)
+        key = (answer_fingerprint(submission), status) if valid else None
+        if key is None or not key[0] or key != last:
+            count += 1
+        last = key
+    return count
 
 
 def _judge_one(exercise, submission) -> tuple[str, str]:
