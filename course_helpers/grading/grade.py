@@ -15,6 +15,7 @@ from pathlib import Path
 
 from course_helpers.checking.judges import judge
 from course_helpers.checking.submissions import GRADING_ENV, read_grader_log
+from course_helpers.grading.judging import DEFAULT_JUDGE_TIMEOUT
 from course_helpers.grading.tampering import suspicious_code
 from course_helpers.grading.worker import DEFAULT_TIMEOUT, MAX_RESTARTS
 from course_helpers.records import invalid_reason
@@ -155,6 +156,8 @@ def grade_notebook(
     limits=None,
     use_sandbox: bool = True,
     hide: list[Path] | None = None,
+    judge_server=None,
+    judge_timeout: float = DEFAULT_JUDGE_TIMEOUT,
 ):
     """Run one notebook in its own worker process and judge what it recorded, here.
 
@@ -162,12 +165,15 @@ def grade_notebook(
     notebooks (see :func:`expected_ids`). ``first_attempt``: grade each exercise's first
     checked answer instead of its last. ``limits``: :class:`course_helpers.grading.sandbox.Limits`.
     ``hide``: folders the submission must not see (e.g. the other submissions).
+    ``judge_server``: a :class:`course_helpers.grading.judging.JudgeServer`; the answers are
+    then judged in a process of their own, stopped after ``judge_timeout`` seconds (without
+    one, here, with no limit).
     """
     import shutil
 
     import nbformat
 
-    known = load_catalogue()
+    load_catalogue()
     data, refused = read_submission(path)
     if refused:
         return NotebookGrade(path, f"refused: {refused}")
@@ -187,11 +193,44 @@ def grade_notebook(
         copy.write_bytes(data)  # the bytes checked above, not the path again
         token = secrets.token_hex(16)
         run = _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide or [])
-        attempts, problem = _read_attempts(work / token)
+        args = (work / token, ids, first_attempt)
+        if judge_server is None:
+            grades, problem = judge_records(*args)
+        else:
+            from course_helpers.grading.judging import JudgingFailed, JudgingTimedOut
+
+            try:
+                grades, problem = judge_server.run(args, judge_timeout)
+            except (JudgingTimedOut, JudgingFailed) as err:
+                return _not_judged(path, run, ids, flags, err, judge_timeout)
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    grades = [_grade_exercise(known.get(i), i, attempts, first_attempt) for i in ids]
     return NotebookGrade(path, run, grades, flags + ([problem] if problem else []))
+
+
+def judge_records(record_dir: Path, ids: list[str], first_attempt: bool):
+    """The grades of ``ids`` from the answer log in ``record_dir``, and a problem with the
+    log ("" when none). Run in a judging process of its own (see ``grading.judging``)."""
+    known = load_catalogue()
+    attempts, problem = _read_attempts(record_dir)
+    return [_grade_exercise(known.get(i), i, attempts, first_attempt) for i in ids], problem
+
+
+def _not_judged(path, run, ids, flags, err, limit) -> NotebookGrade:
+    """The grade of a notebook whose judging was stopped or failed: no answer counts."""
+    from course_helpers.grading.judging import JudgingTimedOut
+
+    if isinstance(err, JudgingTimedOut):
+        what = f"judging timed out (over {limit:g} s for this notebook's recorded answers)"
+    else:
+        what = f"judging failed ({err})"
+    message = f"Not graded: {what}; a person should look at this notebook."
+    known = load_catalogue()  # an unknown id is shown escaped, as always
+    grades = [
+        ExerciseGrade(i, "error", message, 0) if i in known else _grade_exercise(None, i, {}, 0)
+        for i in ids
+    ]
+    return NotebookGrade(path, f"{what}: no answer graded", grades, [*flags, what])
 
 
 MAX_NOTEBOOK_MB = 20  # a submission larger than this is refused
