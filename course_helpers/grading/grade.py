@@ -187,10 +187,11 @@ def grade_notebook(
         return NotebookGrade(path, "error: no recognised exercises in this notebook", [], flags)
     base = Path(tempfile.mkdtemp(prefix="course-grading-"))
     try:
-        work = base / "work"
-        work.mkdir()
+        work = base / secrets.token_hex(16)  # unguessable, in a folder no submission can list
+        work.mkdir(mode=0o700)
         copy = work / Path(path).name
         copy.write_bytes(data)  # the bytes checked above, not the path again
+        _unlistable(base)
         token = secrets.token_hex(16)
         run = _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide or [])
         args = (work / token, ids, first_attempt)
@@ -204,8 +205,23 @@ def grade_notebook(
             except (JudgingTimedOut, JudgingFailed) as err:
                 return _not_judged(path, run, ids, flags, err, judge_timeout)
     finally:
+        os.chmod(base, 0o700)  # the work folder goes as soon as its answers are judged
         shutil.rmtree(base, ignore_errors=True)
     return NotebookGrade(path, run, grades, flags + ([problem] if problem else []))
+
+
+NOBODY = 65534  # the owner of the folders around work folders when the grader is root
+
+
+def _unlistable(folder: Path) -> None:
+    """Make ``folder`` (around one work folder) impossible to list for a submission: mode
+    0311 (its owner may create and enter, nobody may read it); when the grader is root it is
+    also given to ``nobody``, since a kernel without the sandbox is a root process whose
+    capabilities are dropped (:func:`course_helpers.grading.sandbox.preexec`), and an
+    owner could list it again with ``chmod``."""
+    os.chmod(folder, 0o311)
+    if os.geteuid() == 0:
+        os.chown(folder, NOBODY, NOBODY)
 
 
 def judge_records(record_dir: Path, ids: list[str], first_attempt: bool):
@@ -290,10 +306,12 @@ def _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide) -
 
     from course_helpers.grading import sandbox
 
-    argv = [sys.executable, "-m", "course_helpers.grading.worker", "--worker", str(copy)]
+    # the notebook's path comes on stdin with the token: no command line shows the folder
+    argv = [sys.executable, "-m", "course_helpers.grading.worker", "--worker"]
     argv += ["--timeout", str(timeout), "--kernel", kernel]
     env = kernel_environment(work)
     cells = 1 + len(_code_cells(copy))
+    sandboxed = use_sandbox and sandbox.bwrap_works()
     process = subprocess.Popen(
         sandbox.command(argv, work, hide, use_sandbox),
         stdin=subprocess.PIPE,
@@ -302,7 +320,7 @@ def _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide) -
         env=env,
         cwd=work,
         start_new_session=True,
-        preexec_fn=sandbox.preexec(limits or sandbox.Limits()),
+        preexec_fn=sandbox.preexec(limits or sandbox.Limits(), not sandboxed),
     )
     tail = bytearray()  # the end of the worker's output only, however much it writes
     reader = threading.Thread(target=_keep_tail, args=(process.stdout, tail), daemon=True)
@@ -310,7 +328,7 @@ def _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide) -
     status = ""
     try:
         try:
-            process.stdin.write(token.encode() + b"\n")
+            process.stdin.write(f"{token}\n{copy}\n".encode())
             process.stdin.close()
         except OSError:
             pass
