@@ -4,7 +4,9 @@ The file lives in the user's data directory
 (``platformdirs.user_data_dir("tensors-autograd-course")/progress.sqlite``);
 ``COURSE_PROGRESS_DB=path`` chooses another file and ``COURSE_PROGRESS=off`` turns
 recording off. The database uses WAL mode and a busy timeout, so two notebooks open
-at once can both record. A failed write never breaks a cell.
+at once can both record. A failed write never breaks a cell. A file in a read-only folder
+is still shown (opened read-only), and recording there fails with one clear line. A check
+of the same answer as the last one recorded (a cell run again) is no new attempt.
 
 ``progress()`` (and ``python -m course_helpers progress``) shows, per lesson, how many
 exercises are done (latest check passed), attempted (latest check failed) and not started.
