@@ -4,7 +4,9 @@ The file lives in the user's data directory
 (``platformdirs.user_data_dir("tensors-autograd-course")/progress.sqlite``);
 ``COURSE_PROGRESS_DB=path`` chooses another file and ``COURSE_PROGRESS=off`` turns
 recording off. The database uses WAL mode and a busy timeout, so two notebooks open
-at once can both record. A failed write never breaks a cell.
+at once can both record. A failed write never breaks a cell. A file in a read-only folder
+is still shown (opened read-only), and recording there fails with one clear line. A check
+of the same answer as the last one recorded (a cell run again) is no new attempt.
 
 ``progress()`` (and ``python -m course_helpers progress``) shows, per lesson, how many
 exercises are done (latest check passed), attempted (latest check failed) and not started.
@@ -16,6 +18,7 @@ import argparse
 import html
 import os
 import sqlite3
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,9 +33,24 @@ CREATE TABLE IF NOT EXISTS results (
     status      TEXT NOT NULL,
     updated_at  REAL NOT NULL,
     attempts    INTEGER NOT NULL DEFAULT 1,
-    first_passed INTEGER
+    first_passed INTEGER,
+    last_answer TEXT
 )
 """
+
+
+def read_only_message(path: Path) -> str:
+    """Why nothing can be recorded in ``path`` (its folder is read-only), on one line."""
+    return (
+        f"the progress file {path} is in a read-only folder: it can be shown, but nothing new "
+        f"can be recorded there (set {DB_ENV} to a file in a writable folder, or "
+        f"{SWITCH_ENV}=off)"
+    )
+
+
+def _read_only(path: Path) -> bool:
+    """Whether ``path``'s folder cannot be written (SQLite's WAL needs that to read, too)."""
+    return path.parent.is_dir() and not os.access(path.parent, os.W_OK)
 
 
 def enabled() -> bool:
@@ -71,6 +89,8 @@ def _connect(path: Path) -> sqlite3.Connection:
     columns = {row[1] for row in connection.execute("PRAGMA table_info(results)")}
     if "first_passed" not in columns:  # a file written by an earlier version of the course
         connection.execute("ALTER TABLE results ADD COLUMN first_passed INTEGER")
+    if "last_answer" not in columns:
+        connection.execute("ALTER TABLE results ADD COLUMN last_answer TEXT")
     return connection
 
 
@@ -83,16 +103,26 @@ class Attempts:
     first_passed: int = 0
 
 
-def record(exercise_id: str, lesson: str, status: str) -> Attempts | None:
+def record(exercise_id: str, lesson: str, status: str, answer: str = "") -> Attempts | None:
     """Save the latest result of a check; return the attempts so far (None when recording
     is off, or for a "not attempted" result, which is no attempt).
 
     A "not attempted" result (an untouched stub) never overwrites a real attempt, so
-    re-running a fresh exercises notebook does not erase earlier work.
+    re-running a fresh exercises notebook does not erase earlier work. ``answer``: the
+    :func:`answer_fingerprint` of what was checked; the same answer with the same result as
+    the last one recorded (a cell run again, e.g. to get its buttons back) is no new attempt.
     """
     if not enabled():
         return None
-    connection = _connection(database_path())
+    path = database_path()
+    try:
+        connection = _connection(path)
+    except sqlite3.OperationalError as err:
+        if _read_only(path):
+            from course_helpers.errors import CourseError
+
+            raise CourseError(read_only_message(path)) from err
+        raise
     with connection:
         if status == "not_attempted":
             connection.execute(
@@ -101,15 +131,23 @@ def record(exercise_id: str, lesson: str, status: str) -> Attempts | None:
                 (exercise_id, lesson, status, time.time()),
             )
             return None
+        last = connection.execute(
+            "SELECT status, attempts, first_passed, last_answer FROM results WHERE exercise_id = ?",
+            (exercise_id,),
+        ).fetchone()
+        if answer and last and last[1] > 0 and (last[0], last[3]) == (status, answer):
+            return Attempts(int(last[1]), int(last[2] or 0))  # the same answer again
         passed = status == "passed"
         connection.execute(
-            "INSERT INTO results (exercise_id, lesson, status, updated_at, first_passed) "
-            "VALUES (?, ?, ?, ?, CASE WHEN ? THEN 1 END) ON CONFLICT(exercise_id) DO UPDATE SET "
+            "INSERT INTO results (exercise_id, lesson, status, updated_at, first_passed, "
+            "last_answer) VALUES (?, ?, ?, ?, CASE WHEN ? THEN 1 END, ?) "
+            "ON CONFLICT(exercise_id) DO UPDATE SET "
             "lesson = excluded.lesson, status = excluded.status, "
             "updated_at = excluded.updated_at, attempts = results.attempts + 1, "
             "first_passed = COALESCE(results.first_passed, "
-            "CASE WHEN excluded.status = 'passed' THEN results.attempts + 1 END)",
-            (exercise_id, lesson, status, time.time(), passed),
+            "CASE WHEN excluded.status = 'passed' THEN results.attempts + 1 END), "
+            "last_answer = excluded.last_answer",
+            (exercise_id, lesson, status, time.time(), passed, answer or None),
         )
         count, first = connection.execute(
             "SELECT attempts, first_passed FROM results WHERE exercise_id = ?", (exercise_id,)
@@ -117,12 +155,77 @@ def record(exercise_id: str, lesson: str, status: str) -> Attempts | None:
     return Attempts(int(count), int(first or 0))
 
 
+def answer_fingerprint(submission) -> str:
+    """A digest of a recorded submission (what ``collect`` made of an answer): equal for
+    the same answer checked again, e.g. the same function re-run on the same cases. Shared
+    parts are hashed once; "" (never equal to another) for anything it cannot walk."""
+    import hashlib
+
+    digests: dict[int, bytes] = {}
+
+    def walk(value) -> bytes:
+        key = id(value)
+        if key in digests:
+            return digests[key]
+        digests[key] = b"(cycle)"
+        parts: list[bytes]
+        if isinstance(value, dict):
+            items = sorted(value.items(), key=lambda item: repr(item[0]))
+            parts = [b"{"] + [walk(k) + walk(v) for k, v in items]
+        elif isinstance(value, (list, tuple)):
+            parts = [type(value).__name__.encode()] + [walk(item) for item in value]
+        elif isinstance(value, (str, bytes, int, float, bool, type(None))):
+            parts = [type(value).__name__.encode(), repr(value).encode()]
+        else:
+            parts = [type(value).__name__.encode(), _tensor_bytes(value)]
+        digests[key] = hashlib.sha256(b"\0".join(parts)).digest()
+        return digests[key]
+
+    try:
+        return walk(submission).hex()
+    except (RecursionError, MemoryError, TypeError):
+        return ""
+
+
+def _tensor_bytes(value) -> bytes:
+    """A tensor's dtype, shape and bytes (its ``repr`` for anything else)."""
+    try:
+        import torch
+
+        flat = value.detach().cpu().contiguous().reshape(-1)
+        head = f"{value.dtype}{tuple(value.shape)}{value.requires_grad}".encode()
+        return head + flat.view(torch.uint8).numpy().tobytes()
+    except Exception:
+        return repr(value).encode()
+
+
 def latest_results(path: Path | None = None) -> dict[str, str]:
     """exercise id -> latest recorded status (empty when nothing was recorded yet)."""
     path = database_path() if path is None else path
     if not path.exists():
         return {}
-    return dict(_connection(path).execute("SELECT exercise_id, status FROM results"))
+    try:
+        return dict(_connection(path).execute("SELECT exercise_id, status FROM results"))
+    except sqlite3.OperationalError:
+        if not _read_only(path):
+            raise
+    return _read_only_results(path)
+
+
+def _read_only_results(path: Path) -> dict[str, str]:
+    """The results of a file whose folder is read-only: opened read-only, or, where SQLite
+    cannot (WAL with no ``-shm`` file), as an immutable file (a ``-wal`` file left unmerged,
+    if any, is not seen)."""
+    from contextlib import closing
+
+    error = None
+    for mode in ("mode=ro", "immutable=1"):
+        try:
+            with closing(sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True)) as db:
+                return dict(db.execute("SELECT exercise_id, status FROM results"))
+        except sqlite3.OperationalError as err:
+            error = err
+    raise error
 
 
 def reset(path: Path | None = None) -> str:
@@ -132,6 +235,10 @@ def reset(path: Path | None = None) -> str:
     path = database_path() if path is None else path
     if not path.exists():
         return ""
+    if _read_only(path):
+        from course_helpers.errors import CourseError
+
+        raise CourseError(f"Cannot reset: {read_only_message(path)}.")
     try:
         with _connection(path) as connection:
             connection.execute("DELETE FROM results")
@@ -254,8 +361,10 @@ def progress(path: Path | None = None) -> ProgressReport:
     if not enabled():  # nothing is read either, so the table is the same on every machine
         note = f"Progress recording is off ({SWITCH_ENV}=off)."
         return ProgressReport(summarize({}), note)
+    shown = database_path() if path is None else Path(path)
     try:
-        results, note = latest_results(path), ""
+        results = latest_results(path)
+        note = f"Note: {read_only_message(shown)}." if shown.exists() and _read_only(shown) else ""
     except sqlite3.Error as err:
         results, note = {}, f"The progress file could not be read: {err}"
     return ProgressReport(summarize(results), note)
@@ -272,7 +381,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     path = Path(args.db).expanduser() if args.db else database_path()
     if args.reset:
-        note = reset(path)
+        from course_helpers.errors import CourseError
+
+        try:
+            note = reset(path)
+        except CourseError as err:
+            print(err, file=sys.stderr)
+            return 1
         print(f"{note} Progress reset ({path}).".strip())
         return 0
     print(progress(path))

@@ -1,8 +1,8 @@
 """Headless grading of learners' exercise notebooks (for instructors).
 
 ``python -m course_helpers grade PATH... [--jobs N] [--json F] [--junit F] [--csv F]
-[--per-student DIR] [--first-attempt] [--timeout S] [--memory-mb M] [--no-sandbox]
-[--shard I/N] [--results-format gradescope|prairielearn [--results F]]``
+[--per-student DIR] [--first-attempt] [--timeout S] [--judge-timeout S] [--memory-mb M]
+[--no-sandbox] [--shard I/N] [--results-format gradescope|prairielearn [--results F]]``
 (a PATH may be a folder: its ``*.ipynb`` files are graded in name order), and
 ``python -m course_helpers grade merge REPORT... [--json F] [--csv F] [--junit F]`` for the
 reports of shards (:mod:`course_helpers.grading.shards`).
@@ -32,7 +32,8 @@ import time
 from pathlib import Path
 
 from course_helpers.errors import CourseError
-from course_helpers.grading.grade import NotebookGrade, grade_notebook, preload
+from course_helpers.grading.grade import NotebookGrade, grade_notebook, judge_records, preload
+from course_helpers.grading.judging import DEFAULT_JUDGE_TIMEOUT, JudgeServer
 from course_helpers.grading.platforms import DEFAULT_PATHS, FORMATS, write_results
 from course_helpers.grading.reports import (
     exit_status,
@@ -90,6 +91,13 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=DEFAULT_MEMORY_MB,
         help=f"address space per process, MiB (default {DEFAULT_MEMORY_MB})",
+    )
+    parser.add_argument(
+        "--judge-timeout",
+        type=float,
+        default=DEFAULT_JUDGE_TIMEOUT,
+        help="seconds allowed to judge one notebook's recorded answers "
+        f"(default {DEFAULT_JUDGE_TIMEOUT})",
     )
     parser.add_argument(
         "--no-sandbox", action="store_true", help="do not use bubblewrap even where it works"
@@ -172,8 +180,9 @@ def write_reports(args, grades, keys, *, shard=None, finished=(), seconds=None) 
 
 def argument_problem(args) -> str:
     """What is wrong with the command line (checked before grading starts), or ""."""
-    for name, value in (("--timeout", args.timeout), ("--memory-mb", args.memory_mb)):
-        if value <= 0:
+    limits = (("--timeout", args.timeout), ("--memory-mb", args.memory_mb))
+    for name, value in (*limits, ("--judge-timeout", args.judge_timeout)):
+        if not value > 0:  # NaN too
             return f"{name} must be a positive number, not {value}"
     if args.jobs < 1:
         return f"--jobs must be at least 1, not {args.jobs}"
@@ -204,12 +213,19 @@ def argument_problem(args) -> str:
 
 def grade_batch(args) -> int:
     """Grade every notebook of ``args.paths`` (see :func:`main`), ``args.jobs`` at a time."""
+    preload()  # the judge, references and every module, loaded before any submission runs
+    snapshot = package_snapshot()  # after preload: its own __pycache__ files are in it
+    # judging processes are forked from a server forked now: before any submission runs,
+    # and before this process starts threads
+    with JudgeServer(judge_records) as judge_server:
+        return _grade_all(args, snapshot, judge_server)
+
+
+def _grade_all(args, snapshot, judge_server) -> int:
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
     from course_helpers.grading import sandbox
 
-    preload()  # the judge, references and every module, loaded before any submission runs
-    snapshot = package_snapshot()  # after preload: its own __pycache__ files are in it
     use_sandbox = not args.no_sandbox
     print(sandbox.isolation(use_sandbox), file=sys.stderr, flush=True)
     keyed = keyed_paths(args.paths)
@@ -237,6 +253,8 @@ def grade_batch(args) -> int:
                 limits=limits,
                 use_sandbox=use_sandbox,
                 hide=hide,
+                judge_server=judge_server,
+                judge_timeout=args.judge_timeout,
             )
         except Exception as err:  # a grader bug costs this notebook, not the batch
             return NotebookGrade(path, f"could not run: {type(err).__name__}: {err}")

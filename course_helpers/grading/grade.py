@@ -3,6 +3,7 @@ judge the answers it recorded with the full catalogue, outside the sandbox."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from course_helpers.checking.judges import judge
 from course_helpers.checking.submissions import GRADING_ENV, read_grader_log
+from course_helpers.grading.judging import DEFAULT_JUDGE_TIMEOUT
 from course_helpers.grading.tampering import suspicious_code
 from course_helpers.grading.worker import DEFAULT_TIMEOUT, MAX_RESTARTS
 from course_helpers.records import invalid_reason
@@ -155,6 +157,8 @@ def grade_notebook(
     limits=None,
     use_sandbox: bool = True,
     hide: list[Path] | None = None,
+    judge_server=None,
+    judge_timeout: float = DEFAULT_JUDGE_TIMEOUT,
 ):
     """Run one notebook in its own worker process and judge what it recorded, here.
 
@@ -162,12 +166,15 @@ def grade_notebook(
     notebooks (see :func:`expected_ids`). ``first_attempt``: grade each exercise's first
     checked answer instead of its last. ``limits``: :class:`course_helpers.grading.sandbox.Limits`.
     ``hide``: folders the submission must not see (e.g. the other submissions).
+    ``judge_server``: a :class:`course_helpers.grading.judging.JudgeServer`; the answers are
+    then judged in a process of their own, stopped after ``judge_timeout`` seconds (without
+    one, here, with no limit).
     """
     import shutil
 
     import nbformat
 
-    known = load_catalogue()
+    load_catalogue()
     data, refused = read_submission(path)
     if refused:
         return NotebookGrade(path, f"refused: {refused}")
@@ -181,17 +188,67 @@ def grade_notebook(
         return NotebookGrade(path, "error: no recognised exercises in this notebook", [], flags)
     base = Path(tempfile.mkdtemp(prefix="course-grading-"))
     try:
-        work = base / "work"
-        work.mkdir()
+        work = base / secrets.token_hex(16)  # unguessable, in a folder no submission can list
+        work.mkdir(mode=0o700)
         copy = work / Path(path).name
         copy.write_bytes(data)  # the bytes checked above, not the path again
+        _unlistable(base)
         token = secrets.token_hex(16)
         run = _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide or [])
-        attempts, problem = _read_attempts(work / token)
+        args = (work / token, ids, first_attempt)
+        if judge_server is None:
+            grades, problem = judge_records(*args)
+        else:
+            from course_helpers.grading.judging import JudgingFailed, JudgingTimedOut
+
+            try:
+                grades, problem = judge_server.run(args, judge_timeout)
+            except (JudgingTimedOut, JudgingFailed) as err:
+                return _not_judged(path, run, ids, flags, err, judge_timeout)
     finally:
-        shutil.rmtree(base, ignore_errors=True)
-    grades = [_grade_exercise(known.get(i), i, attempts, first_attempt) for i in ids]
+        with contextlib.suppress(OSError):  # listable again, for its owner to remove it
+            os.chmod(base, 0o700)
+        shutil.rmtree(base, ignore_errors=True)  # as soon as its answers are judged
     return NotebookGrade(path, run, grades, flags + ([problem] if problem else []))
+
+
+NOBODY = 65534  # the owner of the folders around work folders when the grader is root
+
+
+def _unlistable(folder: Path) -> None:
+    """Make ``folder`` (around one work folder) impossible to list for a submission: mode
+    0311 (its owner may create and enter, nobody may read it); when the grader is root it is
+    also given to ``nobody``, since a kernel without the sandbox is a root process whose
+    capabilities are dropped (:func:`course_helpers.grading.sandbox.preexec`), and an
+    owner could list it again with ``chmod``."""
+    os.chmod(folder, 0o311)
+    if os.geteuid() == 0:
+        os.chown(folder, NOBODY, NOBODY)
+
+
+def judge_records(record_dir: Path, ids: list[str], first_attempt: bool):
+    """The grades of ``ids`` from the answer log in ``record_dir``, and a problem with the
+    log ("" when none). Run in a judging process of its own (see ``grading.judging``)."""
+    known = load_catalogue()
+    attempts, problem = _read_attempts(record_dir)
+    return [_grade_exercise(known.get(i), i, attempts, first_attempt) for i in ids], problem
+
+
+def _not_judged(path, run, ids, flags, err, limit) -> NotebookGrade:
+    """The grade of a notebook whose judging was stopped or failed: no answer counts."""
+    from course_helpers.grading.judging import JudgingTimedOut
+
+    if isinstance(err, JudgingTimedOut):
+        what = f"judging timed out (over {limit:g} s for this notebook's recorded answers)"
+    else:
+        what = f"judging failed ({err})"
+    message = f"Not graded: {what}; a person should look at this notebook."
+    known = load_catalogue()  # an unknown id is shown escaped, as always
+    grades = [
+        ExerciseGrade(i, "error", message, 0) if i in known else _grade_exercise(None, i, {}, 0)
+        for i in ids
+    ]
+    return NotebookGrade(path, f"{what}: no answer graded", grades, [*flags, what])
 
 
 MAX_NOTEBOOK_MB = 20  # a submission larger than this is refused
@@ -251,10 +308,12 @@ def _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide) -
 
     from course_helpers.grading import sandbox
 
-    argv = [sys.executable, "-m", "course_helpers.grading.worker", "--worker", str(copy)]
+    # the notebook's path comes on stdin with the token: no command line shows the folder
+    argv = [sys.executable, "-m", "course_helpers.grading.worker", "--worker"]
     argv += ["--timeout", str(timeout), "--kernel", kernel]
     env = kernel_environment(work)
     cells = 1 + len(_code_cells(copy))
+    root_unsandboxed = os.geteuid() == 0 and not (use_sandbox and sandbox.bwrap_works())
     process = subprocess.Popen(
         sandbox.command(argv, work, hide, use_sandbox),
         stdin=subprocess.PIPE,
@@ -263,7 +322,7 @@ def _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide) -
         env=env,
         cwd=work,
         start_new_session=True,
-        preexec_fn=sandbox.preexec(limits or sandbox.Limits()),
+        preexec_fn=sandbox.preexec(limits or sandbox.Limits(), root_unsandboxed),
     )
     tail = bytearray()  # the end of the worker's output only, however much it writes
     reader = threading.Thread(target=_keep_tail, args=(process.stdout, tail), daemon=True)
@@ -271,7 +330,7 @@ def _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide) -
     status = ""
     try:
         try:
-            process.stdin.write(token.encode() + b"\n")
+            process.stdin.write(f"{token}\n{copy}\n".encode())
             process.stdin.close()
         except OSError:
             pass
@@ -363,9 +422,24 @@ def _grade_exercise(exercise, exercise_id: str, attempts: dict, first: bool) -> 
         chosen[0],
         chosen[1],
         int(chosen[0] == "passed"),
-        attempts=len(tries),
+        attempts=_distinct_attempts(tries, verdicts),
         first_attempt=verdicts[0][0],
     )
+
+
+def _distinct_attempts(tries: list, verdicts: list) -> int:
+    """Attempts as the learner's progress counts them: an answer checked again right after
+    itself, with the same verdict (a cell run twice), is one attempt."""
+    from course_helpers.checking.progress import answer_fingerprint
+
+    count, last = 0, None
+    for submission, (status, _) in zip(tries, verdicts, strict=True):
+        valid = status != "rejected" and isinstance(submission, dict)
+        key = (answer_fingerprint(submission), status) if valid else None
+        if key is None or not key[0] or key != last:
+            count += 1
+        last = key
+    return count
 
 
 def _judge_one(exercise, submission) -> tuple[str, str]:

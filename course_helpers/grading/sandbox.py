@@ -8,9 +8,9 @@ package (its lessons without references or solutions); no other clone, no ``solu
 no git history, no submissions folder, no other work folder. It gets a private ``/tmp``, its
 own writable work folder, no network, and its own PID namespace: when it ends, every process
 it started ends with it. Without it, the worker runs as a plain child in its own session
-(killed as a group afterwards) and :func:`isolation` says what is not isolated. Limits
-(memory, CPU time, processes, file size) are set with ``setrlimit`` in the child before it
-starts, with or without bubblewrap.
+(killed as a group afterwards; as root, with no capabilities) and :func:`isolation` says
+what is not isolated. Limits (memory, CPU time, processes, file size) are set with
+``setrlimit`` in the child before it starts, with or without bubblewrap.
 """
 
 from __future__ import annotations
@@ -168,19 +168,28 @@ def _code_folders() -> list[str]:
     return found
 
 
-def preexec(limits: Limits):
-    """A ``preexec_fn`` that applies ``limits`` with ``resource.setrlimit``."""
+def preexec(limits: Limits, drop_capabilities: bool = False):
+    """A ``preexec_fn`` that applies ``limits`` with ``resource.setrlimit``; with
+    ``drop_capabilities`` (a root grader without the sandbox), it also empties the capability
+    bounding set, so the worker and its kernel run as a root with no capabilities: no
+    permission bits ignored (other users' files, folders it does not own), no ``chown``,
+    ``ptrace`` or mounts. The process limit is then left alone: it would count every root
+    process of the machine."""
 
     def apply() -> None:
         import resource
 
+        if drop_capabilities:
+            _drop_capabilities()
         for name, value in (
             ("RLIMIT_AS", limits.memory_mb * 2**20),
             ("RLIMIT_CPU", limits.cpu_s),
-            ("RLIMIT_NPROC", limits.processes),
+            ("RLIMIT_NPROC", 0 if drop_capabilities else limits.processes),
             ("RLIMIT_FSIZE", limits.file_mb * 2**20),
             ("RLIMIT_CORE", 0),
         ):
+            if name == "RLIMIT_NPROC" and not value:
+                continue
             which = getattr(resource, name, None)
             if which is not None:
                 try:
@@ -189,3 +198,17 @@ def preexec(limits: Limits):
                     pass  # a hard limit already lower: keep it
 
     return apply
+
+
+def _drop_capabilities() -> None:
+    """Empty the capability bounding set (``PR_CAPBSET_DROP``): after ``exec`` even uid 0
+    holds no capability."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    try:
+        last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
+    except (OSError, ValueError):
+        last = 63
+    for capability in range(last + 1):
+        libc.prctl(24, capability, 0, 0, 0)  # PR_CAPBSET_DROP

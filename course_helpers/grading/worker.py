@@ -1,8 +1,9 @@
 """The grading worker: one notebook run in a fresh kernel, inside the sandbox.
 
-``python -m course_helpers.grading.worker --worker NOTEBOOK`` runs the notebook's cells with
-``COURSE_GRADING_DIR`` set, then sends one extra cell that writes the answers ``check`` kept
-into a folder whose name (a token) arrives on stdin. It prints one line, ``run: STATUS``.
+``python -m course_helpers.grading.worker --worker`` runs the cells of the notebook whose path
+arrives on stdin with ``COURSE_GRADING_DIR`` set, then sends one extra cell that writes the
+answers ``check`` kept into a folder whose name (a token) arrives on stdin before it. It
+prints one line, ``run: STATUS``.
 """
 
 from __future__ import annotations
@@ -126,12 +127,14 @@ def _died(crashed: list[int], gave_up: bool) -> str:
     return f"kernel died (code cell {cells}; run again without it, other answers kept)"
 
 
-def worker_main(path: str, timeout: int, kernel: str) -> int:
-    """Inside the worker: run the notebook; the answers go to ``<folder>/<token>`` (the token
-    arrives on stdin, so it is not on any command line a cell could read)."""
+def worker_main(timeout: int, kernel: str) -> int:
+    """Inside the worker: run the notebook; the answers go to ``<folder>/<token>``. The token
+    and the notebook's path arrive on stdin, one a line, so neither is on a command line
+    another process could read."""
     import nbformat
 
     token = sys.stdin.readline().strip()
+    path = sys.stdin.readline().rstrip("\n")
     folder = Path(path).resolve().parent
     notebook = nbformat.read(path, as_version=4)
     try:
@@ -142,13 +145,13 @@ def worker_main(path: str, timeout: int, kernel: str) -> int:
     return 0
 
 
-if __name__ == "__main__":  # the worker: python -m course_helpers.grading.worker --worker NOTEBOOK
+if __name__ == "__main__":  # the worker: python -m course_helpers.grading.worker --worker
     from course_helpers.__main__ import skip_unused_iri_checker
 
     skip_unused_iri_checker()
     _worker = argparse.ArgumentParser()
-    _worker.add_argument("--worker", required=True)
+    _worker.add_argument("--worker", action="store_true", required=True)
     _worker.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT)
     _worker.add_argument("--kernel", default="python3")
     _args = _worker.parse_args()
-    sys.exit(worker_main(_args.worker, _args.timeout, _args.kernel))
+    sys.exit(worker_main(_args.timeout, _args.kernel))

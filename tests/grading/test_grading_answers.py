@@ -53,3 +53,27 @@ def test_an_unreadable_attempt_costs_that_attempt_only(tmp_path, monkeypatch):
         "passed",
         judge(get("00.how_to_run"), good).message,
     )
+
+
+def test_the_report_counts_attempts_as_the_learners_progress_does(tmp_path, monkeypatch):
+    # issue 28, item 8: a cell checked twice with the same answer is one attempt, in the
+    # learner's progress and in the grader's report alike; a really different answer counts
+    from course_helpers.checking import submissions
+    from course_helpers.grading.grade import _grade_exercise, _read_attempts
+
+    def every_other_column(x):
+        return x[:, ::1]
+
+    def fixed(x):
+        return x[:, ::2]
+
+    exercise = get("01.every_other_column")
+    answers = [every_other_column, every_other_column, fixed, fixed, every_other_column]
+    log = [(exercise.id, collect(exercise, answer)) for answer in answers]
+    monkeypatch.setattr(submissions, "_grader_log", log)
+    submissions.dump_for_grader(tmp_path)  # through the log, as the grader reads them
+    attempts, _ = _read_attempts(tmp_path)
+    graded = _grade_exercise(exercise, exercise.id, attempts, first=False)
+    assert (graded.attempts, graded.first_attempt, graded.status) == (3, "failed", "failed")
+    first_two = {exercise.id: attempts[exercise.id][:4]}
+    assert _grade_exercise(exercise, exercise.id, first_two, first=False).attempts == 2

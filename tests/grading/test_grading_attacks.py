@@ -335,3 +335,50 @@ def test_the_graders_environment_never_reaches_a_kernel(batch):
     nb = batch["by_name"]["reads_env"]
     assert "no secret here" in points(nb, "00.how_to_run")["message"]
     assert SECRET not in batch["report"]
+
+
+ISOLATION = Path(__file__).parents[1] / "fixtures" / "grading" / "isolation"
+
+
+def _grade_pair(tmp: Path, *extra: str) -> dict:
+    """Grade reads_other_work.ipynb and other_work.ipynb at once; their reports by name."""
+    subs = tmp / "submissions"
+    subs.mkdir()
+    for path in ISOLATION.glob("*.ipynb"):
+        shutil.copy(path, subs)
+    env = {k: v for k, v in os.environ.items() if k != "COURSE_GRADING_DIR"}
+    done = subprocess.run(
+        [sys.executable, "-m", "course_helpers", "grade", str(subs), "--jobs", "2"]
+        + ["--timeout", "90", "--json", "r.json", *extra],
+        cwd=tmp,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    report = json.loads((tmp / "r.json").read_text())
+    return {Path(nb["path"]).stem: nb for nb in report["notebooks"]} | {"stderr": done.stderr}
+
+
+def _read_the_other_notebook(graded: dict) -> bool:
+    victim, thief = graded["other_work"], graded["reads_other_work"]
+    assert victim["run"] == "completed" and points(victim, "00.how_to_run")["points"] == 1, graded[
+        "stderr"
+    ]
+    assert thief["run"] == "completed", graded["stderr"]
+    return points(thief, "00.how_to_run")["points"] == 1
+
+
+def test_without_the_sandbox_no_submission_lists_another_ones_work_folder(tmp_path):
+    # issue 23, item 3: a submission listed the temporary folder and read the notebook
+    # graded next to it (every work folder sat in a folder its kernel could list)
+    assert not _read_the_other_notebook(_grade_pair(tmp_path, "--no-sandbox"))
+
+
+@pytest.mark.skipif(not sandbox.bwrap_works(), reason="needs bubblewrap (apt install bubblewrap)")
+def test_in_the_sandbox_no_submission_sees_another_ones_work_folder(tmp_path, monkeypatch):
+    # with TMPDIR outside /tmp (the issue's case), where the sandbox once showed the others
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "grading-tmp"))
+    (tmp_path / "grading-tmp").mkdir()
+    assert not _read_the_other_notebook(_grade_pair(tmp_path))

@@ -174,3 +174,40 @@ def test_a_flood_on_the_kernels_stdout_neither_swells_the_grader_nor_hides_the_r
     assert grade.run == "completed", grade.run
     assert grade.score == 1
     assert grown < 100 * 1024, f"the grader grew by {grown // 1024} MiB"
+
+
+def test_a_log_slow_to_judge_costs_only_its_notebook(tmp_path):
+    # item 6: judging had no time limit. limits/forges_attempts.ipynb forges 40 attempts
+    # that take about a second each to validate (37 s measured): a log of the allowed
+    # 256 MiB would hold the batch for most of an hour. Its judging is now stopped at
+    # --judge-timeout (3 s here, to keep the test short); the batch and its reports go on.
+    import subprocess
+    import sys
+    import time
+
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for path in (FIXTURES / "limits" / "forges_attempts.ipynb", FIXTURES / "correct.ipynb"):
+        (subs / path.name).write_bytes(path.read_bytes())
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "course_helpers", "grade", str(subs), "--jobs", "2"]
+        + ["--judge-timeout", "3", "--json", "r.json", "--csv", "r.csv", "--timeout", "60"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    took = time.perf_counter() - started
+    assert done.returncode == 1, done.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    by_name = {Path(nb["path"]).stem: nb for nb in report["notebooks"]}
+    slow, honest = by_name["forges_attempts"], by_name["correct"]
+    assert slow["run"].startswith("judging timed out (over 3 s"), slow["run"]
+    assert all(e["points"] == 0 and "judging timed out" in e["message"] for e in slow["exercises"])
+    assert any("judging timed out" in reason for reason in slow["review"])
+    assert (honest["run"], [e["points"] for e in honest["exercises"]]) == ("completed", [1, 1])
+    assert "judging timed out" in (tmp_path / "r.csv").read_text()
+    assert "judging timed out" in done.stderr and "Traceback" not in done.stderr
+    assert took < 300, took
