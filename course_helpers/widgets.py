@@ -51,16 +51,18 @@ WIDGET_CSS = (
 )
 
 
-# Plain copies of what a widget shows (revealed hints, the replay's step), kept in the
-# notebook's outputs so that they survive a save without widget state. Hidden wherever this
-# stylesheet applies, except in a JupyterLab output area whose widget could not be restored
-# (no widget box in the cell's outputs: the node MISSING_NOTE replaces); shown where styles
-# are stripped (an untrusted notebook, GitHub), where the widget shows its text form. Each copy
-# carries this rule in its own HTML. (:has() cannot be nested, hence :not(:has(...)).)
+# Plain copies of what a widget shows (revealed hints, the replay's step, a quiz's checked
+# option and its verdict), kept in the notebook's outputs so that they survive a save without
+# widget state. Hidden wherever this stylesheet applies, except in a JupyterLab output area
+# whose widget could not be restored (no widget box in the cell's outputs: the node
+# MISSING_NOTE replaces); shown where styles are stripped (an untrusted notebook, GitHub),
+# where the widget shows its text form. Each copy carries this rule in its own HTML. (:has()
+# cannot be nested, hence :not(:has(...)).)
 _MISSING = ".jp-OutputArea:not(:has(.jp-OutputArea-output>.widget-box))"
 SAVED_COPY_CSS = (
-    ".course-saved-hints,.course-replay-saved{display:none}"
-    f"{_MISSING} .course-saved-hints,{_MISSING} .course-replay-saved{{display:block}}"
+    ".course-saved-hints,.course-replay-saved,.course-saved-quiz{display:none}"
+    f"{_MISSING} .course-saved-hints,{_MISSING} .course-replay-saved,"
+    f"{_MISSING} .course-saved-quiz{{display:block}}"
 )
 
 

@@ -3,7 +3,9 @@
 The question and its options are always shown as text (text/plain and text/html, both
 deterministic), ending with the ``check(...)`` line that answers it in code. In a Jupyter
 kernel with ipywidgets a menu and a "Check" button follow; pressing Check runs ``check``
-and shows its verdict (and the Hint button) under the menu.
+and shows its verdict (and the Hint button) under the menu, and copies the option checked and
+its verdict into the question's own output, a plain output that survives a save without
+widget state (hidden while the menu shows; see docs/learner-journey.md).
 
 (The module is not called ``quiz``: a submodule of that name would shadow the public
 function ``course_helpers.quiz`` once imported.)
@@ -63,10 +65,10 @@ class Quiz:
         bundle = self._repr_mimebundle_()
         if offer:  # the stylesheet travels with the output that precedes the widget
             bundle["text/html"] = widget_style() + bundle["text/html"]
-        display(bundle, raw=True)
+        handle = display(bundle, raw=True, display_id=True if offer else None)
         if offer:
             try:
-                menu = quiz_widget(self)
+                menu = quiz_widget(self, question=(handle, bundle))
             except Exception:  # widgets that do not work here: the text above is enough
                 return
             display_widget(menu)
@@ -98,11 +100,30 @@ def quiz(exercise_id: str, question: str = "") -> Quiz:
     return Quiz(exercise.id, text, options)
 
 
-def quiz_widget(shown: Quiz):
+def with_saved_answer(bundle: dict, shown: Quiz, key: str, result) -> dict:
+    """The question ``bundle`` followed by the option ``key`` the learner checked and its
+    verdict ``result``: a plain output that a notebook keeps even when JupyterLab saves no
+    widget state (hidden while the quiz menu shows the verdict itself)."""
+    from course_helpers.checking.feedback import result_bundle
+    from course_helpers.widgets import saved_copy_style
+
+    verdict = result_bundle(result)
+    picked = f"{key}: {dict(shown.options)[key]}"
+    return {
+        "text/plain": f"{bundle['text/plain']}\n\nYour answer: {picked}\n{verdict['text/plain']}",
+        "text/html": bundle["text/html"]
+        + f'{saved_copy_style()}<div class="course-saved-quiz">'
+        + f"<div>Your answer: <code>{html.escape(picked)}</code></div>"
+        + f"{verdict['text/html']}</div>",
+    }
+
+
+def quiz_widget(shown: Quiz, question=None):
     """The menu, the Check button and the area where the verdict appears.
 
     Its text form is fixed (``[quiz menu for ID]``), so saved notebooks compare equal
-    whatever was picked.
+    whatever was picked. ``question``: the (display handle, bundle) of the question above,
+    which each checked option and its verdict are copied into.
     """
     import ipywidgets as widgets
     from IPython.display import display
@@ -130,7 +151,11 @@ def quiz_widget(shown: Quiz):
             if choice.value is None:
                 print("Pick an answer in the menu first.")
             else:
-                display(check(exercise_id, choice.value))
+                result = check(exercise_id, choice.value)
+                display(result)
+                if question is not None and question[0] is not None:
+                    saved = with_saved_answer(question[1], shown, choice.value, result)
+                    question[0].update(saved, raw=True)
 
     button.on_click(on_click)
     box = QuizBox([widgets.HBox([choice, button]), verdict, stale_note()])

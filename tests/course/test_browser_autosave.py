@@ -173,3 +173,74 @@ def test_replay_picture_and_revealed_hint_survive_reopen_autosave_reopen(browser
             _cell(page, index).scroll_into_view_if_needed()
             _cell(page, index).screenshot(path=str(SCREENSHOTS / f"third_opening_05_{name}.png"))
         _close(page)
+
+
+QUIZ_LESSON = "notebooks/04_broadcasting_and_matmul.ipynb"
+
+
+def _shows_the_checked_answer(page, cell_index: int, picked: str, when: str, copy_shown: bool):
+    """The option checked and its verdict are on screen, once each: from the quiz widget
+    (restored) or from the question's saved copy (``copy_shown``: the widget could not be)."""
+    page.wait_for_function(WIDGETS_SETTLED, timeout=60_000, polling=500)
+    time.sleep(1.0)
+    cell = _cell(page, cell_index)
+    shown = cell.locator(".course-saved-quiz").first.is_visible()
+    assert shown == copy_shown, f"{when}: the quiz's saved copy is {'not ' * (not shown)}shown"
+    verdicts = cell.locator(".course-check-passed")
+    visible = [verdicts.nth(k).is_visible() for k in range(verdicts.count())]
+    assert visible.count(True) == 1, f"{when}: {visible.count(True)} verdicts shown"
+    if copy_shown:  # the widget's menu shows the choice itself
+        text = cell.locator(".course-saved-quiz").inner_text()
+        assert f"Your answer: {picked}" in text, f"{when}: {text!r}"
+
+
+def test_a_checked_quiz_answer_survives_reopen_autosave_reopen(browser, lab):
+    import nbformat
+
+    nb = nbformat.read(ROOT / QUIZ_LESSON, as_version=4)
+    setup = setup_cell_index(ROOT / QUIZ_LESSON)
+    imports = next(i for i, c in enumerate(nb.cells) if "import quiz" in c.source)
+    quiz_cell = next(i for i, c in enumerate(nb.cells) if c.source.startswith("quiz("))
+    exercise_id = re.search(r'quiz\(\s*"([\w.]+)"', nb.cells[quiz_cell].source).group(1)
+
+    from course_helpers.lessons import get
+
+    exercise = get(exercise_id)
+    right = exercise.build_reference()
+    picked = f"{right}: {exercise.options[right]}"
+
+    # day 1: run the quiz, pick the right option, check it, save
+    page = _open(browser, lab, QUIZ_LESSON)
+    indices = [setup, imports, quiz_cell]
+    page.evaluate(RUN_CELLS, indices)
+    page.wait_for_function(CELLS_DONE, arg=indices, timeout=180_000, polling=300)
+    cell = _cell(page, quiz_cell)
+    cell.locator("select").select_option(label=picked)
+    cell.get_by_role("button", name="Check").click()
+    cell.locator(".course-check-passed").locator("visible=true").first.wait_for(timeout=30_000)
+    saved = cell.locator(".course-saved-quiz")
+    saved.wait_for(state="attached", timeout=30_000)  # the kernel's copy reached the cell
+    assert not saved.is_visible()  # ... and is hidden while the menu shows the verdict
+    page.evaluate(TRUST_AND_SAVE)
+    _close(page)
+
+    # day 2: reopen (the quiz comes back from the saved widget state), leave it to autosave
+    saved_at = (lab.workdir / "course" / QUIZ_LESSON).stat().st_mtime
+    page = _open(browser, lab, QUIZ_LESSON)
+    _shows_the_checked_answer(page, quiz_cell, picked, "reopened", copy_shown=False)
+    _wait_for_autosave(lab, QUIZ_LESSON, saved_at)
+    _close(page)
+    widgets = _saved(lab, QUIZ_LESSON)["metadata"].get("widgets", {})
+    assert not widgets.get("application/vnd.jupyter.widget-state+json", {}).get("state")
+
+    # day 3: what the autosave kept
+    page = _open(browser, lab, QUIZ_LESSON)
+    try:
+        _shows_the_checked_answer(
+            page, quiz_cell, picked, "reopened after an autosave", copy_shown=True
+        )
+    finally:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        _cell(page, quiz_cell).scroll_into_view_if_needed()
+        _cell(page, quiz_cell).screenshot(path=str(SCREENSHOTS / "third_opening_04_quiz.png"))
+        _close(page)
