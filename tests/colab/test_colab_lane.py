@@ -340,6 +340,10 @@ def test_a_quiz_menu_checks_the_picked_option(kernel):
     got = kernel.click(button)
     shown = _captured(got, area, got[0]["parent_header"]["msg_id"])
     assert re.search(r"^(✓ Passed|✗ Not yet): 04\.quiz_linear_layer", shown, re.M), shown
+    # ... and the question's output is updated with a saved copy of the answer and verdict
+    copies = [m["content"]["data"] for m in got if m["msg_type"] == "update_display_data"]
+    assert len(copies) == 1 and "\n\nYour answer: a: " in copies[0]["text/plain"], copies
+    assert 'class="course-saved-quiz"' in copies[0]["text/html"]
 
 
 def test_the_replay_slider_redraws_the_step(kernel):
