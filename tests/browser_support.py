@@ -89,7 +89,7 @@ CELL_REPORT = """() => {
 # A notebook opened to read its stored outputs runs no code, so no kernel is started for it.
 # The document manager's open() takes a kernel preference, which the docmanager:open command
 # does not pass on; where the manager cannot be found (another JupyterLab), the command opens
-# it with a kernel, which CLOSE_CURRENT shuts down.
+# it with a kernel, which CLOSE_PATH shuts down.
 OPEN_TO_READ = """async (path) => {
   const app = window.jupyterapp;
   const plugins = (app.pluginRegistry || app)._plugins;
@@ -102,30 +102,32 @@ OPEN_TO_READ = """async (path) => {
   await w.context.ready;
 }"""
 
-CLOSE_CURRENT = """async () => {
-  const w = window.jupyterapp.shell.currentWidget;
-  if (!w) return;
-  if (w.sessionContext) await w.sessionContext.shutdown();
-  w.dispose();
+# closes every tab showing ``path``, even one that finished opening after a timed-out wait
+CLOSE_PATH = """async (path) => {
+  for (const w of [...window.jupyterapp.shell.widgets('main')]) {
+    if (!(w.context && w.context.path === path)) continue;
+    if (w.sessionContext) await w.sessionContext.shutdown();
+    w.dispose();
+  }
 }"""
 
 
 @contextlib.contextmanager
 def opened(page, relative: str):
     """``relative`` opened in the shared page to read (no kernel), closed on the way out."""
-    page.evaluate(OPEN_TO_READ, relative)
-    page.wait_for_function(
-        "(p) => { const w = window.jupyterapp.shell.currentWidget;"
-        " return !!(w && w.context && w.context.path === p); }",
-        arg=relative,
-        # the first notebook a fresh page opens also loads the notebook and widget code
-        # (seen taking over 30 s on 2 busy cores in a clean-clone CI run)
-        timeout=90_000,
-    )
     try:
+        page.evaluate(OPEN_TO_READ, relative)
+        page.wait_for_function(
+            "(p) => { const w = window.jupyterapp.shell.currentWidget;"
+            " return !!(w && w.context && w.context.path === p); }",
+            arg=relative,
+            # the first notebook a fresh page opens also loads the notebook and widget code
+            # (seen taking over 30 s on 2 busy cores in a clean-clone CI run)
+            timeout=90_000,
+        )
         yield page
-    finally:
-        page.evaluate(CLOSE_CURRENT)
+    finally:  # also after a timed-out open, so the next test does not find it still open
+        page.evaluate(CLOSE_PATH, relative)
 
 
 def open_notebook(page, lab, relative: str):
