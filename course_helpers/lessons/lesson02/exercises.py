@@ -112,13 +112,9 @@ EXERCISES = [
             "c": ".half() makes float16 labels, which are rejected like float32 ones.",
         },
         hints=(
-            "Class indices need an integer dtype that cross_entropy accepts: int64 "
-            "(torch.long) is the usual one; uint8 (torch.uint8) works too but only holds 0 "
-            "to 255. Float targets are refused, and so are int32 ones on the CPU. The "
-            "message depends on the device. On the CPU: "
-            "RuntimeError: expected target dtype to be Long or Byte, but got Float (or Int). "
-            "On CUDA, for float labels: NotImplementedError: "
-            "\"nll_loss_forward_reduce_cuda_kernel_2d_index\" not implemented for 'Float'.",
+            "A target of shape (N,) holds class indices. On the CPU and on CUDA, "
+            "cross_entropy takes them as int64 (torch.long), the usual dtype, or as uint8 "
+            "(torch.uint8), which holds only 0 to 255. What dtype does each option make?",
             "Which option gives int64, the dtype torch.tensor picks for Python ints?",
             "Only one option is made from Python ints and left unconverted; that one is int64.",
         ),
