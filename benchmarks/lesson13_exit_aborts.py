@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LESSON = ROOT / "notebooks" / "13_distributed_data_parallel.ipynb"
 ARGS = {"by_hand_and_ddp.py": ["weights.pt"], "toolkit.py": ["toolkit.pt"]}
 ARGS |= {"hang.py": ["hang.txt", "peer_left.txt"], "pitfalls.py": ["pitfalls.pt"]}
+SIGNS = ("terminate called", "ChildFailedError", "exitcode")
 PROBE = """import atexit, os, sys
 def _threads():
     tasks = os.listdir("/proc/self/task")
@@ -82,14 +83,14 @@ def main() -> None:
             hog.start()
         try:
             for wrapped in (False, True):
-                failed = sum(
-                    any(
-                        sign in _launch(folder, options.script, wrapped)
-                        for sign in ("terminate called", "ChildFailedError")
-                    )
-                    for _ in range(options.launches)
-                )
                 how = "run_then_exit" if wrapped else "plain torchrun"
+                failed = 0
+                for _ in range(options.launches):
+                    lines = _launch(folder, options.script, wrapped).splitlines()
+                    signs = [line for line in lines if any(s in line for s in SIGNS)]
+                    if signs:  # what ended the launch, e.g. "terminate called ...", exitcode -6
+                        failed += 1
+                        print(f"  {how}: failed:", *signs[:3], sep="\n    ")
                 print(f"{options.script}, {how}: {failed} of {options.launches} launches failed")
         finally:
             for hog in hogs:
