@@ -86,6 +86,32 @@ CELL_REPORT = """() => {
 }"""
 
 
+RUN_CELLS = """async (indices) => {
+  const app = window.jupyterapp;
+  const nb = app.shell.currentWidget.content;
+  for (const i of indices) {
+    nb.activeCellIndex = i;
+    await app.commands.execute('notebook:run-cell');
+  }
+}"""
+
+CELLS_DONE = """(indices) => {
+  const w = window.jupyterapp.shell.currentWidget;
+  const k = w.sessionContext.session && w.sessionContext.session.kernel;
+  if (!k || k.status !== 'idle') return false;
+  const cells = w.content.model.cells;
+  return indices.every(i => cells.get(i).executionCount !== null)
+    && ![...document.querySelectorAll('.jp-InputPrompt')].some(p => p.textContent.includes('[*]'));
+}"""
+
+# every cell trusted, as after Run All, so that the saved notebook is signed and opens trusted
+TRUST_AND_SAVE = """async () => {
+  const w = window.jupyterapp.shell.currentWidget;
+  for (const c of w.content.model.cells) c.trusted = true;
+  await w.context.save();
+}"""
+
+
 # A notebook opened to read its stored outputs runs no code, so no kernel is started for it.
 # The document manager's open() takes a kernel preference, which the docmanager:open command
 # does not pass on; where the manager cannot be found (another JupyterLab), the command opens

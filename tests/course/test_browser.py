@@ -15,6 +15,9 @@ from pathlib import Path
 import pytest
 from browser_support import (
     CELL_REPORT,
+    CELLS_DONE,
+    RUN_CELLS,
+    TRUST_AND_SAVE,
     _cell,
     _first_value_exercise,
     _type_into_cell,
@@ -35,7 +38,7 @@ def test_a_learner_fails_takes_a_hint_and_then_passes(page, lab):
     relative = "exercises/01_tensors.ipynb"
     index, exercise = _first_value_exercise(relative)
     open_notebook(page, lab, relative)
-    _run(page, [_setup_cell(relative)])  # the imports (Run All is tested elsewhere)
+    _run(page, [setup_cell_index(ROOT / relative)])  # the imports (Run All is tested elsewhere)
 
     _type_into_cell(page, index, f'answer = "not a tensor"\ncheck("{exercise.id}", answer)')
     page.wait_for_function(CELLS_DONE, arg=[index], timeout=120_000, polling=300)
@@ -89,30 +92,6 @@ def test_make_lab_opens_lesson_00_and_a_lessons_exercises_link_opens_the_exercis
 # (hidden while the box shows it; see docs/learner-journey.md)
 VISIBLE = "visible=true"
 
-RUN_CELLS = """async (indices) => {
-  const app = window.jupyterapp;
-  const nb = app.shell.currentWidget.content;
-  for (const i of indices) {
-    nb.activeCellIndex = i;
-    await app.commands.execute('notebook:run-cell');
-  }
-}"""
-
-CELLS_DONE = """(indices) => {
-  const w = window.jupyterapp.shell.currentWidget;
-  const k = w.sessionContext.session && w.sessionContext.session.kernel;
-  if (!k || k.status !== 'idle') return false;
-  const cells = w.content.model.cells;
-  return indices.every(i => cells.get(i).executionCount !== null)
-    && ![...document.querySelectorAll('.jp-InputPrompt')].some(p => p.textContent.includes('[*]'));
-}"""
-
-# every cell trusted, as after Run All, so that the saved notebook is signed and opens trusted
-TRUST_AND_SAVE = """async () => {
-  const w = window.jupyterapp.shell.currentWidget;
-  for (const c of w.content.model.cells) c.trusted = true;
-  await w.context.save();
-}"""
 
 RESTART = """async () => {
   const w = window.jupyterapp.shell.currentWidget;
@@ -127,11 +106,6 @@ KERNEL_IDLE = """() => {
 
 PSEUDO = """([selector, which]) => [...document.querySelectorAll(selector)]
   .map(e => getComputedStyle(e, which).content)"""
-
-
-def _setup_cell(relative: str) -> int:
-    """The index of the notebook's setup_notebook() cell (after the build's Colab cells)."""
-    return setup_cell_index(ROOT / relative)
 
 
 def _run(page, indices: list[int]) -> None:
@@ -183,7 +157,8 @@ def test_an_exercise_notebook_survives_save_reopen_and_restart(browser, lab):
     relative = "exercises/03_shapes_and_views.ipynb"
     index, exercise = _first_value_exercise(relative)
     page = _reopen(browser, lab, relative)
-    _run(page, [_setup_cell(relative), index])  # setup, one untouched exercise: "not attempted"
+    # the setup cell, then one untouched exercise: "not attempted"
+    _run(page, [setup_cell_index(ROOT / relative), index])
     cell = _cell(page, index)
     cell.get_by_role("button", name="Hint").click()
     cell.get_by_text(re.compile(rf"Hint 1/\d+ for {re.escape(exercise.id)}")).locator(
@@ -205,7 +180,7 @@ def test_an_exercise_notebook_survives_save_reopen_and_restart(browser, lab):
     assert _stale_note(cell).is_visible()
 
     # run the cell again: live buttons; restart: they say they are stale when clicked
-    _run(page, [_setup_cell(relative), index])
+    _run(page, [setup_cell_index(ROOT / relative), index])
     cell.get_by_role("button", name="Hint").click()
     cell.get_by_text(re.compile(r"Hint 1/")).locator(VISIBLE).first.wait_for()
     assert not _stale_note(cell).is_visible()
@@ -240,7 +215,7 @@ def test_lesson_05_replay_and_hint_survive_save_and_reopen(browser, lab):
     replay = next(i for i, c in enumerate(nb.cells) if "replay_backward(" in c.source)
     quiz_cell = next(i for i, c in enumerate(nb.cells) if c.source.startswith("check("))
     page = _reopen(browser, lab, relative)
-    _run(page, [_setup_cell(relative), replay, quiz_cell])
+    _run(page, [setup_cell_index(ROOT / relative), replay, quiz_cell])
     cell = _cell(page, replay)
     cell.get_by_role("button", name="next").click()
     page.wait_for_function(

@@ -18,6 +18,9 @@ import time
 
 import pytest
 from browser_support import (
+    CELLS_DONE,
+    RUN_CELLS,
+    TRUST_AND_SAVE,
     _cell,
     open_notebook,
     require_browser,
@@ -32,30 +35,6 @@ require_browser()
 AUTOSAVE_S = 3
 LESSON = "notebooks/05_autograd_graphs.ipynb"
 
-RUN_CELLS = """async (indices) => {
-  const app = window.jupyterapp;
-  const nb = app.shell.currentWidget.content;
-  for (const i of indices) {
-    nb.activeCellIndex = i;
-    await app.commands.execute('notebook:run-cell');
-  }
-}"""
-
-CELLS_DONE = """(indices) => {
-  const w = window.jupyterapp.shell.currentWidget;
-  const k = w.sessionContext.session && w.sessionContext.session.kernel;
-  if (!k || k.status !== 'idle') return false;
-  const cells = w.content.model.cells;
-  return indices.every(i => cells.get(i).executionCount !== null)
-    && ![...document.querySelectorAll('.jp-InputPrompt')].some(p => p.textContent.includes('[*]'));
-}"""
-
-# every cell trusted, as after Run All, so that the saved notebook is signed and opens trusted
-TRUST_AND_SAVE = """async () => {
-  const w = window.jupyterapp.shell.currentWidget;
-  for (const c of w.content.model.cells) c.trusted = true;
-  await w.context.save();
-}"""
 
 WIDGETS_SETTLED = """() => ![...document.querySelectorAll('.jp-OutputArea-output')]
   .some(e => e.textContent.trim() === 'Loading widget...')"""

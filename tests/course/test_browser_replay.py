@@ -10,7 +10,14 @@ model) in the same cell checks the scaling.
 from __future__ import annotations
 
 import pytest
-from browser_support import open_notebook, require_browser, setup_cell_index, shutdown_kernel
+from browser_support import (
+    CELLS_DONE,
+    RUN_CELLS,
+    open_notebook,
+    require_browser,
+    setup_cell_index,
+    shutdown_kernel,
+)
 from lab_server import ROOT, SCREENSHOTS
 
 pytestmark = pytest.mark.browser
@@ -18,23 +25,6 @@ require_browser()
 
 RELATIVE = "notebooks/05_autograd_graphs.ipynb"
 
-RUN_CELLS = """async (indices) => {
-  const app = window.jupyterapp;
-  const nb = app.shell.currentWidget.content;
-  for (const i of indices) {
-    nb.activeCellIndex = i;
-    await app.commands.execute('notebook:run-cell');
-  }
-}"""
-
-CELLS_DONE = """(indices) => {
-  const w = window.jupyterapp.shell.currentWidget;
-  const k = w.sessionContext.session && w.sessionContext.session.kernel;
-  if (!k || k.status !== 'idle') return false;
-  const cells = w.content.model.cells;
-  return indices.every(i => cells.get(i).executionCount !== null)
-    && ![...document.querySelectorAll('.jp-InputPrompt')].some(p => p.textContent.includes('[*]'));
-}"""
 
 EXECUTE = """async (code) => {
   const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;

@@ -14,6 +14,8 @@ import time
 
 import pytest
 from browser_support import (
+    CELLS_DONE,
+    RUN_CELLS,
     _cell,
     _first_value_exercise,
     _type_into_cell,
@@ -33,23 +35,6 @@ LESSON = "01_tensors.ipynb"
 EXERCISE = "exercises/03_shapes_and_views.ipynb"
 NEW_TEXT = "A sentence the course added after the learner's clone."
 
-RUN_CELLS = """async (indices) => {
-  const app = window.jupyterapp;
-  const nb = app.shell.currentWidget.content;
-  for (const i of indices) {
-    nb.activeCellIndex = i;
-    await app.commands.execute('notebook:run-cell');
-  }
-}"""
-
-CELLS_DONE = """(indices) => {
-  const w = window.jupyterapp.shell.currentWidget;
-  const k = w.sessionContext.session && w.sessionContext.session.kernel;
-  if (!k || k.status !== 'idle') return false;
-  const cells = w.content.model.cells;
-  return indices.every(i => cells.get(i).executionCount !== null)
-    && ![...document.querySelectorAll('.jp-InputPrompt')].some(p => p.textContent.includes('[*]'));
-}"""
 
 DIRTY = "() => window.jupyterapp.shell.currentWidget.context.model.dirty"
 SAVE = "async () => { await window.jupyterapp.shell.currentWidget.context.save(); }"
