@@ -14,8 +14,8 @@ MISCONCEPTIONS = [
         build_answer=lambda: torch.tensor([1, 2, 3]),
         message=(
             "torch.tensor reads the dtype off the Python numbers, the way Python tells 1 (an "
-            "int) from 1.0 (a float). It matters beyond this check: only floating-point "
-            "tensors can require gradients (lesson 05)."
+            "int) from 1.0 (a float). It matters beyond this check: only floating-point (and "
+            "complex) tensors can require gradients (lesson 05)."
         ),
     ),
     Misconception(

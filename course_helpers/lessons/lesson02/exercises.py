@@ -106,9 +106,12 @@ EXERCISES = [
             "c": "torch.tensor([0, 2, 1, 0]).half()",
         },
         explanations={
-            "a": "float32 class indices are rejected. On the CPU: RuntimeError: expected "
-            "target dtype to be Long or Byte, but got Float. On CUDA: NotImplementedError: "
-            "\"nll_loss_forward_reduce_cuda_kernel_2d_index\" not implemented for 'Float'.",
+            "a": "float32 class indices are rejected. torch 2.13 and 2.14 say RuntimeError: "
+            "expected target dtype to be Long or Byte, but got Float (on the CPU; CUDA should "
+            "say the same, read in PyTorch's source, not run). torch 2.11 says expected scalar "
+            "type Long but found Float on the CPU and raises NotImplementedError "
+            "(\"nll_loss_forward_reduce_cuda_kernel_2d_index\" not implemented for 'Float') "
+            "on CUDA.",
             "c": ".half() makes float16 labels, which are rejected like float32 ones.",
         },
         hints=(

@@ -211,7 +211,8 @@ EXERCISES = [
         build_reference=lambda: "b",
         options={
             "a": "r is a view of t: reshape never copies.",
-            "b": "r is a copy: t is not contiguous, so reshape has to copy.",
+            "b": "r is a copy: no strides over t's memory read it in row order, so reshape "
+            "has to copy.",
             "c": "The reshape raises an error, like view would.",
         },
         explanations={
@@ -220,7 +221,7 @@ EXERCISES = [
             "c": "That is view's behaviour. reshape copies instead of failing.",
         },
         hints=(
-            "Is t contiguous? Compare t.stride() with the strides of a fresh 3×2 tensor.",
+            "Read t row by row: does that walk its memory in order? t.stride() tells you.",
             "reshape gives a view when the new shape can be described with strides over the "
             "same memory, and copies otherwise.",
             '"b"',

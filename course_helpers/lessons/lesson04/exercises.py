@@ -369,7 +369,9 @@ EXERCISES = [
             "d": "fill_ is accepted on an expanded tensor; it writes the shared memory.",
         },
         hints=(
-            "A write is refused when several of the elements it writes share one location.",
+            "Assignment copies the value into each element it writes (copy_), and copy_ and "
+            "in-place arithmetic refuse when several of those elements share one memory "
+            "location; fill_ does not check.",
             "Which of the four writes touches several elements that are stored in one place?",
             "The elements of a column of e are all the same element of the original tensor.",
         ),
