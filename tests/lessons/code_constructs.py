@@ -18,7 +18,8 @@ plain, checkable steps; it errs towards flagging (a rewrite costs less than a fa
    methods, ``torch.nn.functional``, ``nn.Module``, optimizers, ``torch.autograd``,
    ``torch.distributed``, ``torch.utils.data``) that holds an underscore (``zero_grad``,
    ``retain_graph``), a class name of ``torch.nn``/``torch.optim``/``torch.utils.data`` in
-   its capitalised form (``Parameter``, ``DataLoader``, ``SGD``), or one of
+   its capitalised form (``Parameter``, ``DataLoader``, ``SGD``; at the start of a sentence
+   it is prose: "Flatten the batch"), or one of
    :data:`CODE_WORDS`, names that are no English word (``cdist``, ``bmm``) or that this course
    uses only for a step (``hook``, ``keepdim``).
 
@@ -149,8 +150,15 @@ def constructs(text: str) -> list[str]:
         word = m.group(0)
         if word in STATE_WORDS:
             continue
-        if word in CODE_WORDS or word in class_names():
+        if word in CODE_WORDS:
+            add(m)
+        elif word in class_names() and not _starts_sentence(text, m.start()):
             add(m)
         elif "_" in word.strip("_") and word in api_names():
             add(m)
     return [value for _, value in sorted(found)]
+
+
+def _starts_sentence(text: str, at: int) -> bool:
+    before = text[:at].rstrip()
+    return not before or before.endswith((".", ":", "?", "!", ";"))
