@@ -106,8 +106,9 @@ def _lesson_module(entry):
 
 @functools.cache
 def catalogued_code(entry: Misconception) -> str:
-    """The code of the catalogued wrong answer: its ``build_answer`` expression and every
-    function of its module that expression reaches (the wrong function, its helpers)."""
+    """The code of the catalogued wrong answer: its ``build_answer`` expression, every
+    function of its module that expression reaches (the wrong function, its helpers) and the
+    functions it imports from the lesson's exercises (one level)."""
     tree = _module_tree(entry)
     defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     call = next(
@@ -119,13 +120,18 @@ def catalogued_code(entry: Misconception) -> str:
         and _keyword(node, "label") == entry.label
     )
     build = next(k.value for k in call.keywords if k.arg == "build_answer")
+    names = vars(_lesson_module(entry))
     parts, todo, seen = [ast.unparse(build)], [build], set()
     while todo:
         for node in ast.walk(todo.pop()):
-            if isinstance(node, ast.Name) and node.id in defs and node.id not in seen:
-                seen.add(node.id)
+            if not isinstance(node, ast.Name) or node.id in seen:
+                continue
+            seen.add(node.id)
+            if node.id in defs:
                 parts.append(ast.unparse(defs[node.id]))
                 todo.append(defs[node.id])
+            elif inspect.isfunction(names.get(node.id)):  # a helper the module imports
+                parts.append(inspect.getsource(names[node.id]))
     return "\n\n".join(parts)
 
 
