@@ -12,7 +12,8 @@ finds the same evidence. :func:`found` answers "which of these patterns does the
 hold?" with the method checks' pattern language (``checking.method_checks``: ``call:``,
 ``attr:``, ``with:``, ``op:matmul``) plus ``kw:NAME`` (a keyword argument in any call) and a
 few more operators (``op:floordiv``, ``op:is``, ``op:isub``, ``op:iadd``, ``op:imul``,
-``op:idiv``). Code that could not be read (a value checked outside IPython, a function
+``op:idiv``); ``call:NAME`` also finds a call of the plain name (``cdist(a, b)`` after
+``from torch import cdist``). Code that could not be read (a value checked outside IPython, a function
 without source) is recorded as nothing: then no mechanism is ever stated as fact.
 """
 
@@ -132,13 +133,27 @@ def _occurs(tree: ast.AST, pattern: str) -> bool:
     if kind in ("attr", "call", "with") or pattern == "op:matmul":
         from course_helpers.checking.method_checks import uses
 
-        return pattern in uses(tree, [pattern])
+        if pattern in uses(tree, [pattern]):
+            return True
+        if kind != "call":
+            return False
     for node in ast.walk(tree):
+        if kind == "call" and _bare_call(node, name):  # DataLoader(...) after an import
+            return True
         if kind == "kw" and isinstance(node, ast.keyword) and node.arg == name:
             return True
         if kind == "op" and _is_operator(node, name):
             return True
     return False
+
+
+def _bare_call(node: ast.AST, name: str) -> bool:
+    """A call of a plain name, ``cdist(a, b)``; ``"name()"`` only without arguments."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+        return False
+    if name.endswith("()"):
+        return node.func.id == name[:-2] and not (node.args or node.keywords)
+    return node.func.id == name
 
 
 def _is_operator(node: ast.AST, name: str) -> bool:
