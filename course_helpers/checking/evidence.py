@@ -13,8 +13,8 @@ hold?" with the method checks' pattern language (``checking.method_checks``: ``c
 ``attr:``, ``with:``, ``op:matmul``) plus ``kw:NAME`` (a keyword argument in any call) and a
 few more operators (``op:floordiv``, ``op:is``, ``op:isub``, ``op:iadd``, ``op:imul``,
 ``op:idiv``); ``call:NAME`` also finds a call of the plain name (``cdist(a, b)`` after
-``from torch import cdist``). Code that could not be read (a value checked outside IPython, a function
-without source) is recorded as nothing: then no mechanism is ever stated as fact.
+``from torch import cdist``). Code that could not be read (a value checked outside IPython,
+a function without source) is recorded as nothing: then no mechanism is stated as fact.
 """
 
 from __future__ import annotations
