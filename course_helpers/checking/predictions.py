@@ -289,4 +289,4 @@ def _as_int_tuple(record: Any) -> tuple | None:
 def labelled(result: Diagnosis, label: str) -> Diagnosis:
     if result.message.startswith(label):
         return result
-    return Diagnosis(result.status, f"{label}: {result.message}")
+    return Diagnosis(result.status, f"{label}: {result.message}", mistake=result.mistake)

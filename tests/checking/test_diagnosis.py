@@ -313,7 +313,10 @@ def test_numbers_get_enough_digits_to_differ():
 def test_keepdim_mismatch_on_the_right_dim():
     x = torch.randn(3, 4, generator=gen())
     failed_with(
-        x.sum(1), x.sum(1, keepdim=True), "right dim (1) but with keepdim=False", inputs=(x,)
+        x.sum(1),
+        x.sum(1, keepdim=True),
+        "right dim (1), but your result drops that dim",
+        inputs=(x,),
     )
 
 

@@ -192,3 +192,61 @@ def _judges():
     from course_helpers.checking.judges import JUDGES
 
     return JUDGES
+
+
+# --------------------------------------------------------------------------- in a real kernel
+
+_SETUP = (
+    "import os\nos.environ['COURSE_PROGRESS'] = 'off'\nimport torch\n"
+    "from course_helpers import check\n"
+)
+
+# (cell, what its verdict must say, what it must not say): the issue's examples and their
+# counterparts, each checked from the cell that computes the answer, as a learner runs it
+EXAMPLES = [
+    (
+        "def every_other_column(x):\n    return x[:, ::2].squeeze()\n"
+        "check('01.every_other_column', every_other_column)",
+        ["missing the size-1 dimension at dim 1"],
+        ["keepdim=False", "reduced over"],
+    ),
+    (
+        "def pairwise_sq_dists(a, b):\n"
+        "    return ((a[:, None, :] - b[None, :, :]) ** 2).sum(-1).sqrt()\n"
+        "check('04.pairwise_sq_dists', pairwise_sq_dists)",
+        ["Every distance is the square root of the expected one"],
+        ["cdist"],
+    ),
+    (
+        "def pairwise_sq_dists(a, b):\n    return torch.cdist(a, b)\n"
+        "check('04.pairwise_sq_dists', pairwise_sq_dists)",
+        ["square root of the expected one", "Your code calls `cdist`: torch.cdist returns"],
+        [],
+    ),
+    (  # a value: the same grid typed by hand is not told about arange
+        "answer = torch.tensor([[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]])\n"
+        "check('01.arange_grid', answer)",
+        ["Your grid runs from 1 to 12"],
+        ["arange(start, end)"],
+    ),
+    (
+        "answer = torch.arange(1, 13).reshape(3, 4)\ncheck('01.arange_grid', answer)",
+        ["Your grid runs from 1 to 12", "Your code calls `arange`: torch.arange(start, end)"],
+        [],
+    ),
+]
+
+
+def test_the_issues_examples_in_a_real_kernel():
+    from answer_cells import run_in_kernel
+
+    nb = run_in_kernel([_SETUP] + [cell for cell, _, _ in EXAMPLES])
+    for cell, (source, wanted, unwanted) in zip(nb.cells[1:], EXAMPLES, strict=True):
+        shown = "".join(
+            out.get("data", {}).get("text/plain", "") + out.get("text", "")
+            for out in cell.outputs
+        )
+        for text in wanted:
+            assert text in shown, (source, shown)
+        for text in unwanted:
+            assert text not in shown, (source, shown)

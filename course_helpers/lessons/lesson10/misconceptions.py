@@ -243,7 +243,7 @@ MISCONCEPTIONS = [
         build_answer=lambda: _trained_scale("added by hand"),
         message=(
             "scale is not in the module's state, yet shift's values show that scale trained along: "
-            "it learns only because the optimizer was handed it directly. The module still does "
+            "it learns only because you handed it to the optimizer yourself. The module still does "
             "not know it, so a saved model loses it, and moving the module to another device would "
             "leave it behind. Register it as a parameter instead."
         ),
