@@ -243,8 +243,7 @@ def test_the_issues_examples_in_a_real_kernel():
     nb = run_in_kernel([_SETUP] + [cell for cell, _, _ in EXAMPLES])
     for cell, (source, wanted, unwanted) in zip(nb.cells[1:], EXAMPLES, strict=True):
         shown = "".join(
-            out.get("data", {}).get("text/plain", "") + out.get("text", "")
-            for out in cell.outputs
+            out.get("data", {}).get("text/plain", "") + out.get("text", "") for out in cell.outputs
         )
         for text in wanted:
             assert text in shown, (source, shown)
