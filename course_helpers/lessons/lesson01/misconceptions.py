@@ -180,7 +180,7 @@ MISCONCEPTIONS = [
             "Transposing first picks the right columns but returns them as rows. Slice the column "
             "dimension directly so the result keeps x's layout."
         ),
-        evidence=("call:t|transpose|T",),
+        evidence=("call:t|transpose",),
     ),
     # --- 01.celsius_to_fahrenheit ---
     Misconception(
