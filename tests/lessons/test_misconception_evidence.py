@@ -268,3 +268,20 @@ def test_the_lead_in_names_only_the_alternatives_the_code_holds():
     assert f"{entry.message}\nYour code calls `add_`: {entry.cause}" == only
     unread = misconceptions.explain(entry, None)
     assert f"{entry.message}\nIf your code calls `mul_` or `add_`: {entry.cause}" == unread
+
+
+def test_a_cell_run_without_history_is_still_read():
+    """nbval runs cells with store_history=False, so IPython's input history lacks them: the
+    evidence then comes from the kernel's execute request itself."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    cell = "answer = torch.arange(1, 13).reshape(3, 4)\ncheck('01.arange_grid', answer)"
+    nb.cells = [nbformat.v4.new_code_cell(_SETUP), nbformat.v4.new_code_cell(cell)]
+    client = NotebookClient(nb, timeout=120, kernel_name="python3")
+    with client.setup_kernel():
+        for index, each in enumerate(nb.cells):
+            client.execute_cell(each, index, store_history=False)
+    shown = "".join(o.get("data", {}).get("text/plain", "") for o in nb.cells[1].outputs)
+    assert "Your code calls `arange`: torch.arange(start, end)" in shown, shown
