@@ -149,7 +149,10 @@ def _judge_run(exercise, args: tuple, run: dict, wanted: dict, where: str) -> dx
     if verdict.passed:
         return verdict
     return dx.Diagnosis(
-        verdict.status, f"{where}: {_lower_first(verdict.message)}", verdict.learner_error
+        verdict.status,
+        f"{where}: {_lower_first(verdict.message)}",
+        verdict.learner_error,
+        mistake=verdict.mistake,  # the question the first hint asks about it
     )
 
 

@@ -7,6 +7,9 @@ judges live here, the autograd and function judges in their own modules.
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+
 from course_helpers.checking import diagnosis as dx
 from course_helpers.checking import predictions as pred
 from course_helpers.checking.autograd_judge import judge_autograd
@@ -15,7 +18,25 @@ from course_helpers.checking.submissions import SUBMISSION_FORMAT
 
 
 def judge(exercise, submission: dict) -> dx.Diagnosis:
-    """Compare a submission with the exercise's reference. Pure; never raises."""
+    """Compare a submission with the exercise's reference. Pure; never raises; silent of
+    the warnings its test inputs make (see :func:`quiet`)."""
+    with quiet():
+        return _judge(exercise, submission)
+
+
+@contextlib.contextmanager
+def quiet():
+    """A block that shows no warnings: judging runs the reference, the catalogue's wrong
+    answers and (while collecting) the learner's function on the exercise's test inputs, and
+    an edge case such as a one-row input makes torch warn (``std(): degrees of freedom is
+    <= 0``) about an input the learner never wrote. Warnings the learner's own cell raises
+    outside ``check`` are untouched."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _judge(exercise, submission: dict) -> dx.Diagnosis:
     try:
         if submission.get("exercise_id") != exercise.id:
             return dx.Diagnosis("error", "This submission belongs to another exercise.")
@@ -45,7 +66,7 @@ def judge(exercise, submission: dict) -> dx.Diagnosis:
         if (verdict.status == "failed" or verdict.learner_error) and not step_order:
             # (a step in the wrong order is named by the method note below instead: it can
             # give the same values as a different typical mistake)
-            verdict = _explain_misconception(exercise, answer, verdict)
+            verdict = _explain_misconception(exercise, answer, verdict, submission.get("code"))
         if "method" in submission and verdict.status in ("passed", "failed"):
             verdict = _with_method_note(exercise, submission["method"], verdict)
         return verdict
@@ -86,18 +107,20 @@ def _with_method_note(exercise, record, verdict: dx.Diagnosis) -> dx.Diagnosis:
     return dx.Diagnosis("failed", f"{verdict.message}\n{note}", mistake=verdict.mistake or note)
 
 
-def _explain_misconception(exercise, answer, verdict: dx.Diagnosis) -> dx.Diagnosis:
-    """A failed answer that is a catalogued typical mistake gets that mistake explained."""
+def _explain_misconception(exercise, answer, verdict: dx.Diagnosis, code=None) -> dx.Diagnosis:
+    """A failed answer that is a catalogued typical mistake gets that mistake explained;
+    its mechanism only as far as the recorded ``code`` shows it (``misconceptions.explain``)."""
     from course_helpers.checking import misconceptions
 
     found = misconceptions.match(exercise, answer, JUDGES)
     if found is None:
         return verdict
+    explained = misconceptions.explain(found, code)
     generic = f": {pred.WORK_IT_OUT}."
     if verdict.message.endswith(generic):  # a prediction: the explanation replaces the nudge
-        text = f"{verdict.message.removesuffix(generic)}: {found.message}"
+        text = f"{verdict.message.removesuffix(generic)}: {explained}"
     else:
-        text = f"{verdict.message}\n{found.message}"
+        text = f"{verdict.message}\n{explained}"
     # a function that raises keeps its "error" status (its own code raised)
     return dx.Diagnosis(verdict.status, text, verdict.learner_error, mistake=found.hint_text)
 

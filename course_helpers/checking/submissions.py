@@ -110,6 +110,11 @@ def collect(exercise, answer: Any) -> dict:
         submission["answer"] = dx.describe(answer)
     if dx.is_record(answer):  # a hand-made record is not an answer (the grader rejects it)
         submission["learner_record"] = True
+    from course_helpers.checking.evidence import read_code
+
+    code = read_code(exercise, answer)  # what feedback may say the code did (never raises)
+    if code is not None:
+        submission["code"] = code
     from course_helpers.checking import method_checks
 
     if method_checks.wants_inspection(exercise):

@@ -179,7 +179,8 @@ def _excerpt(g, e, index: tuple) -> str:
 
 
 def reduction_hint(got: dict, exp: dict, inputs: tuple) -> str:
-    """'you reduced over dim 0 but dim 1 is expected', found by trying the usual reductions."""
+    """'you reduced over dim 0 but dim 1 is expected', found by trying the usual reductions
+    over every dim of size 2 or more."""
     import torch
 
     g, e = got["data"], exp["data"]
@@ -198,8 +199,9 @@ def reduction_hint(got: dict, exp: dict, inputs: tuple) -> str:
             if not (mine and wanted) or mine == wanted:
                 continue
             if mine[0] == wanted[0]:
+                kept = "keeps that dim (size 1)" if mine[1] else "drops that dim"
                 return (
-                    f"you reduced over the right dim ({mine[0]}) but with keepdim={mine[1]}; "
+                    f"you reduced over the right dim ({mine[0]}), but your result {kept}; "
                     f"use keepdim={wanted[1]}."
                 )
             text = f"it looks like you reduced over dim {mine[0]}, but dim {wanted[0]} is expected"
@@ -210,7 +212,12 @@ def reduction_hint(got: dict, exp: dict, inputs: tuple) -> str:
 
 
 def _matching_reduction(op, data, target) -> tuple[int, bool] | None:
+    """The (dim, keepdim) whose reduction of ``data`` gives ``target``. A dim of size 1 is
+    never named: reducing it only drops or keeps it, which a slice, an index or a squeeze does
+    as well, so the values would not show a reduction."""
     for dim in range(data.ndim):
+        if data.shape[dim] == 1:
+            continue
         for keepdim in (False, True):
             reduced = op(data, dim=dim, keepdim=keepdim)
             if reduced.shape == target.shape and reduced.dtype == target.dtype:
