@@ -126,3 +126,32 @@ def test_patterns_read_as_a_learner_reads_them():
     assert shown("many:backward|grad") == "`.backward()` or `.grad()` more than once"
     assert shown("kw:backward.create_graph") == "`backward(create_graph=...)`"
     assert not valid_pattern("loop:anything") and not valid_pattern("kw:backward")
+
+
+def test_the_grader_reads_the_cells_run_for_an_exercise_the_same_way(tmp_path):
+    # the grader replays the notebook in its own kernel and judges the records it wrote: a
+    # hook one cell before the check passes there too, autograd in a by-hand cell does not
+    import nbformat
+
+    from course_helpers.grading.grade import grade_notebook
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(source)
+        for source in (
+            "import torch\nfrom course_helpers import check",
+            "a = torch.tensor(2.0, requires_grad=True)\nu = a**2\nu.register_hook(lambda g: g / 2)",
+            'f = u + 3 * a\nf.backward()\ncheck("05.hook_halve", a)',
+            "a = torch.tensor(1.5, requires_grad=True)\n"
+            "b = torch.tensor(-2.0, requires_grad=True)\n(a**2 * b + b).backward()\n"
+            'check("05.hand_chain_rule", torch.stack([a.grad, b.grad]))',
+        )
+    ]
+    path = tmp_path / "05_autograd_graphs.ipynb"
+    nbformat.write(nb, path)
+    grade = grade_notebook(str(path), timeout=60)
+    by_id = {e.exercise_id: e for e in grade.exercises}
+    assert grade.run == "completed"
+    assert by_id["05.hook_halve"].status == "passed"
+    assert by_id["05.hand_chain_rule"].status == "failed"
+    assert "worked out by hand" in by_id["05.hand_chain_rule"].message
