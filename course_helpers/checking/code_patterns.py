@@ -15,7 +15,7 @@ A pattern is ``KIND:NAME``; ``|`` separates alternatives (any one of them matche
                          ``np.vectorize``)
 ``many:backward``        ``.backward()`` called at two places or more, or inside a loop
 ``kw:backward.retain_graph``  a ``backward`` call given ``retain_graph`` (other than a
-                         literal False or None)
+                         literal False or None); ``kw:retain_graph``: any call given it
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ _NOT_TORCH = ("math", "np", "numpy")
 
 def valid_pattern(pattern: str) -> bool:
     kind, _, name = pattern.partition(":")
-    if kind == "kw":
-        call, _, keyword = name.partition(".")
-        return bool(call and keyword)
+    if kind == "kw":  # kw:KEYWORD (in any call) or kw:CALL.KEYWORD
+        call, dot, keyword = name.partition(".")
+        return bool(call and (keyword or not dot))
     if kind == "loop":
         return name == "python"
     return kind in KINDS and bool(name)
@@ -43,22 +43,33 @@ def uses(tree: ast.AST, patterns) -> set[str]:
     """The patterns that occur in ``tree``."""
     found = set()
     patterns = list(patterns)
+    imported = _imported_from_torch(tree)
     for pattern in patterns:
-        if pattern.startswith("many:") and _many(tree, pattern[5:].split("|")):
+        if pattern.startswith("many:") and _many(tree, pattern[5:].split("|"), imported):
             found.add(pattern)
     for node in ast.walk(tree):
         for pattern in patterns:
-            if pattern not in found and _matches(node, pattern):
+            if pattern not in found and _matches(node, pattern, imported):
                 found.add(pattern)
     return found
 
 
-def _matches(node: ast.AST, pattern: str) -> bool:
+def _imported_from_torch(tree: ast.AST) -> frozenset[str]:
+    """Names the code imports from torch (``from torch.autograd import grad``): a call of
+    the plain name counts as a call of torch's function."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "torch":
+            names.update(alias.asname or alias.name for alias in node.names)
+    return frozenset(names)
+
+
+def _matches(node: ast.AST, pattern: str, imported=frozenset()) -> bool:
     kind, _, name = pattern.partition(":")
     if kind == "attr":
         return isinstance(node, ast.Attribute) and node.attr == name
     if kind == "call":  # "call:a|b": either method
-        return any(_is_call(node, alternative) for alternative in name.split("|"))
+        return any(_is_call(node, alternative, imported) for alternative in name.split("|"))
     if kind == "with":  # "with:a|b": either context manager (or decorator)
         return any(
             _names_manager(expression, alternative)
@@ -75,25 +86,32 @@ def _matches(node: ast.AST, pattern: str) -> bool:
     if kind == "loop":
         return _is_loop(node)
     if kind == "kw":
-        calls, _, keyword = name.partition(".")
-        return any(_is_call(node, call) for call in calls.split("|")) and any(
+        calls, _, keyword = name.rpartition(".")
+        if not isinstance(node, ast.Call):
+            return False
+        on_call = not calls or any(_is_call(node, call, imported) for call in calls.split("|"))
+        return on_call and any(
             k.arg == keyword and not _false_or_none(k.value) for k in node.keywords
         )
     return False
 
 
-def _is_call(node: ast.AST, name: str) -> bool:
-    """``node`` calls ``name`` as a method or module function (``name()``: without
-    arguments)."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+def _is_call(node: ast.AST, name: str, imported=frozenset()) -> bool:
+    """``node`` calls ``name`` as a method or module function, or as a plain name imported
+    from torch (``name()``: without arguments)."""
+    if not isinstance(node, ast.Call):
         return False
-    owner = node.func.value
-    if isinstance(owner, ast.Name) and owner.id in _NOT_TORCH:
-        return False  # math.isfinite is not torch.isfinite: patterns name torch's tools
-    bare = name.endswith("()")
-    return node.func.attr == name.removesuffix("()") and (
-        not bare or not (node.args or node.keywords)
-    )
+    plain = name.removesuffix("()")
+    if isinstance(node.func, ast.Name):
+        called = node.func.id if node.func.id in imported else None
+    elif isinstance(node.func, ast.Attribute):
+        owner = node.func.value
+        if isinstance(owner, ast.Name) and owner.id in _NOT_TORCH:
+            return False  # math.isfinite is not torch.isfinite: patterns name torch's tools
+        called = node.func.attr
+    else:
+        return False
+    return called == plain and (not name.endswith("()") or not (node.args or node.keywords))
 
 
 def _managers(node: ast.AST) -> list[ast.expr]:
@@ -133,15 +151,15 @@ def _is_loop(node: ast.AST) -> bool:
     return False
 
 
-def _many(tree: ast.AST, names: list[str]) -> bool:
+def _many(tree: ast.AST, names: list[str], imported=frozenset()) -> bool:
     """Some name in ``names`` is called at two places or more, or inside a loop."""
     count = 0
     for node in ast.walk(tree):
         if isinstance(node, (*_LOOPS, ast.GeneratorExp)):
             inside = [n for n in ast.walk(node) if n is not node]
-            if any(_is_call(n, name) for n in inside for name in names):
+            if any(_is_call(n, name, imported) for n in inside for name in names):
                 return True
-        if any(_is_call(node, name) for name in names):
+        if any(_is_call(node, name, imported) for name in names):
             count += 1
     return count >= 2
 
@@ -165,7 +183,9 @@ def shown(pattern: str) -> str:
     if kind == "loop":
         return "a Python loop"
     if kind == "kw":
-        calls, _, keyword = name.partition(".")
+        calls, _, keyword = name.rpartition(".")
+        if not calls:
+            return f"`{keyword}=...`"
         return " or ".join(f"`{call}({keyword}=...)`" for call in calls.split("|"))
     return " or ".join(f"`with torch.{alternative}()`" for alternative in name.split("|"))
 

@@ -218,6 +218,21 @@ def _inspect(exercise, answer, answer_code) -> dict:
     return record
 
 
+def _source_of(exercise, answer) -> tuple[str, str]:
+    """(code, where): a checked function's own source ("function source"), else the check's
+    cell ("answer cell"); ("", "") when neither can be read. Kept for readers that want the
+    answer's own code (``checking.evidence``)."""
+    from course_helpers.checking import answer_code
+
+    if exercise.kind == "function" and callable(answer):
+        sources = answer_code.function_sources(answer, depth=0)
+        return (sources[0], "function source") if sources else ("", "")
+    return answer_code.check_cell(), "answer cell"
+
+
+_parse = parse  # the name other checking modules import
+
+
 def _used_together(trees: list, patterns) -> set[str]:
     """The patterns the trees use, read as one program (a call made twice over two cells
     counts as two calls)."""
@@ -296,10 +311,9 @@ def probe_calls(exercise, function) -> dict:
     import torch
     from torch.overrides import TorchFunctionMode
 
+    from course_helpers.checking.answer_code import written_by_learner
     from course_helpers.environment.notebook import cpu_generator
     from course_helpers.lessons.model import CASE_SEED, fresh_rng
-
-    from course_helpers.checking.answer_code import written_by_learner
 
     # the course's own reference functions compute with formulas: their calls are not counted
     counted = _counted_names(exercise) if written_by_learner(function) else set()

@@ -125,7 +125,7 @@ def test_patterns_read_as_a_learner_reads_them():
     assert shown("loop:python") == "a Python loop"
     assert shown("many:backward|grad") == "`.backward()` or `.grad()` more than once"
     assert shown("kw:backward.create_graph") == "`backward(create_graph=...)`"
-    assert not valid_pattern("loop:anything") and not valid_pattern("kw:backward")
+    assert not valid_pattern("loop:anything") and not valid_pattern("kw:backward.")
 
 
 def test_the_grader_reads_the_cells_run_for_an_exercise_the_same_way(tmp_path):
@@ -155,3 +155,26 @@ def test_the_grader_reads_the_cells_run_for_an_exercise_the_same_way(tmp_path):
     assert by_id["05.hook_halve"].status == "passed"
     assert by_id["05.hand_chain_rule"].status == "failed"
     assert "worked out by hand" in by_id["05.hand_chain_rule"].message
+
+
+def test_a_keyword_pattern_without_a_call_finds_the_keyword_in_any_call():
+    assert valid_pattern("kw:retain_graph")
+    tree = ast.parse("torch.autograd.grad(l, w, retain_graph=True)")
+    assert "kw:retain_graph" in uses(tree, ["kw:retain_graph"])
+    assert "kw:backward.retain_graph" not in uses(tree, ["kw:backward.retain_graph"])
+
+
+def test_the_answer_s_own_code_is_still_offered_to_other_readers():
+    from course_helpers.checking import method_checks
+    from course_helpers.lessons import get
+
+    text, where = method_checks._source_of(get("01.celsius_to_fahrenheit"), _calls_a_helper)
+    assert where == "function source" and text.startswith("def _calls_a_helper")
+    assert method_checks._parse("x = 1") is not None
+
+
+def test_a_plain_name_imported_from_torch_counts_as_its_call():
+    tree = ast.parse("from torch.autograd import grad\n(d1,) = grad(y, x, create_graph=True)")
+    assert "call:grad" in uses(tree, ["call:grad"])
+    # a function of the learner's own that happens to share the name does not count
+    assert "call:step" not in uses(ast.parse("def step(w):\n    pass\nstep(w)"), ["call:step"])
