@@ -232,6 +232,7 @@ EXERCISES = [
     Exercise(
         id="09.sum_losses",
         forbid=("many:backward|grad", "kw:backward|grad.retain_graph"),
+        require=("call:backward|grad",),  # a backward pass, not a .grad set by hand
         task_says={
             "both": "check:attributes:grad",
             "a single backward pass": "check:many:backward|grad",
