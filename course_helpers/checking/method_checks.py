@@ -208,9 +208,11 @@ def _inspect(exercise, answer, answer_code) -> dict:
 
         record["leaf_grads"] = leaf_grads(answer)
     if getattr(exercise, "rank_rows", 0):
-        from course_helpers.environment.two_ranks import LAST_RUN
+        from course_helpers.environment.two_ranks import LAST_RUN, execution_count
 
-        record["rank_rows"] = sum(LAST_RUN["rows"]) if LAST_RUN.get("rows") else None
+        # counted only for a run of this very cell: an earlier run may be another function's
+        here = LAST_RUN.get("rows") and LAST_RUN.get("cell") == execution_count()
+        record["rank_rows"] = sum(LAST_RUN["rows"]) if here else None
     if getattr(exercise, "reach_parameters", False) and callable(answer):
         from course_helpers.checking.task_checks import cut_off_parameters
 

@@ -218,10 +218,25 @@ def run_on_two_ranks(main, *helpers, timeout: float = 120):
             return RunFailed(failure)
         results = torch.load(Path(workdir) / "results.pt", weights_only=True)
     LAST_RUN.clear()
-    LAST_RUN.update(main=main.__name__, rows=[r.get("rows", 0) for r in results])
+    LAST_RUN.update(
+        main=main.__name__, rows=[r.get("rows", 0) for r in results], cell=execution_count()
+    )
     return results
 
 
 # what the last successful run counted, for the method checks in this kernel:
-# {"main": the function's name, "rows": [rows each rank's nn.Linear layers saw]}
+# {"main": the function's name, "rows": [rows each rank's nn.Linear layers saw],
+#  "cell": the IPython execution count of the cell that ran it (None outside IPython)}
 LAST_RUN: dict = {}
+
+
+def execution_count() -> int | None:
+    """The number of the cell being run (None outside IPython)."""
+    import sys
+
+    if "IPython" not in sys.modules:
+        return None
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return getattr(shell, "execution_count", None) if shell is not None else None

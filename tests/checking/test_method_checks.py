@@ -314,3 +314,14 @@ def test_rows_counted_by_the_launcher_show_a_sample_evaluated_twice(monkeypatch)
     assert verdict.status == "failed" and "10 rows in all, for 5 samples" in verdict.message
     monkeypatch.setattr(two_ranks, "LAST_RUN", {"main": "evaluate", "rows": [3, 2]})
     assert judge(ex, collect(ex, right)).passed
+
+
+def test_rows_of_a_run_in_another_cell_are_not_held_against_the_answer(monkeypatch):
+    from course_helpers.environment import two_ranks
+
+    ex = get("13.exact_evaluation")
+    monkeypatch.setattr(two_ranks, "LAST_RUN", {"main": "other", "rows": [5, 5], "cell": 41})
+    monkeypatch.setattr(two_ranks, "execution_count", lambda: 42)
+    submission = collect(ex, ex.reference)
+    assert submission["method"]["rank_rows"] is None
+    assert judge(ex, submission).passed
