@@ -90,19 +90,15 @@ WHY = {
         "element by element in Python, far slower on large tensors, and not at all on a GPU "
         "tensor (`.apply_` is CPU-only)."
     ),
-    "call:backward|grad|jacobian|hessian|vjp|jvp": (
+    **dict.fromkeys(
+        ("call:backward|grad|jacobian|hessian|vjp|jvp", "attr:grad"),
         "the task asks for the derivatives worked out by hand, and this cell asks autograd "
         "for them. Type your own numbers (or their arithmetic) here; the cell after the "
-        "check compares them with autograd's."
-    ),
-    "attr:grad": (
-        "the task asks for the derivatives worked out by hand, and this cell reads a `.grad` "
-        "that autograd filled. Type your own numbers (or their arithmetic) here; the cell "
-        "after the check compares them with autograd's."
+        "check compares them with autograd's.",
     ),
     "many:backward": (
         "the task asks for one `backward()` call per loss, without adding the losses: two "
-        "calls whose gradients add up in `.grad`. Your code calls `backward()` once."
+        "calls whose gradients add up in `.grad`, and the code read has fewer than two."
     ),
     "kw:backward|grad.retain_graph": (
         "the task asks for no `retain_graph`: keeping a graph alive for a second backward "
@@ -188,6 +184,18 @@ def _inspect(exercise, answer, answer_code) -> dict:
             found=[p for p in exercise.forbid if p in found],
             missing=[p for p in exercise.require if p not in present],
         )
+        # which alternatives of a found "a|b" pattern the code holds (named, not the others)
+        found_as = {
+            pattern: [
+                single
+                for single in _alternatives(pattern)
+                if any(single in uses(tree, [single]) for tree in own)
+            ]
+            for pattern in record["found"]
+            if "|" in pattern
+        }
+        if found_as:
+            record["found_as"] = found_as
     if not is_function and exercise.kind in ("value", "autograd"):
         import torch
 
@@ -235,6 +243,15 @@ def _source_of(exercise, answer) -> tuple[str, str]:
 _parse = parse  # the name other checking modules import
 
 
+def _alternatives(pattern: str) -> list[str]:
+    """ "call:a|b" -> ["call:a", "call:b"]; "kw:a|b.k" -> ["kw:a.k", "kw:b.k"]."""
+    kind, _, name = pattern.partition(":")
+    if kind == "kw":
+        calls, dot, keyword = name.rpartition(".")
+        return [f"kw:{call}.{keyword}" for call in calls.split("|")] if dot else [pattern]
+    return [f"{kind}:{alternative}" for alternative in name.split("|")]
+
+
 def _used_together(trees: list, patterns) -> set[str]:
     """The patterns the trees use, read as one program (a call made twice over two cells
     counts as two calls)."""
@@ -256,11 +273,14 @@ def verdict_note(exercise, record: Any, values_right: bool = True) -> str:
     if not isinstance(record, dict):
         return ""
     notes = []
+    used: dict[str, list[str]] = {}  # why -> what the code uses (one note per reason)
+    parts = record.get("found_as") or {}
     for pattern in list(record.get("found", []) or []):
         if pattern in exercise.forbid:
-            notes.append(
-                f"Your code uses {shown(pattern)}: {WHY.get(pattern, 'the task forbids it.')}"
-            )
+            why = WHY.get(pattern, "the task forbids it.")
+            used.setdefault(why, []).extend(shown(p) for p in parts.get(pattern) or [pattern])
+    for why, what in used.items():
+        notes.append(f"Your code uses {' and '.join(dict.fromkeys(what))}: {why}")
     for pattern in list(record.get("missing", []) or []) if values_right else []:
         if pattern in exercise.require:
             text = WHY.get(pattern, f"the task asks for {shown(pattern)}.")

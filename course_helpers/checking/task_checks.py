@@ -76,13 +76,16 @@ def call_notes(exercise, record: dict) -> list[str]:
             need = least(*args) if callable(least) else least
             got = sum(int(made.get(name, 0)) for name in names.split("|"))
             if got < need:
-                shown = " or ".join(f"`{name}()`" for name in names.split("|"))
+                shown = " or ".join(f"`{_CALLED.get(n, n)}()`" for n in names.split("|"))
                 did = f"never calls {shown}" if got == 0 else f"calls {shown} {_times(got)}"
                 return [
                     f"For input {number}, your function {did}; the task asks for {why}: "
                     f"{_times(need)} here."
                 ]
     return []
+
+
+_CALLED = {"grad": "torch.autograd.grad"}  # how a counted name reads in a sentence
 
 
 def _times(count: int) -> str:

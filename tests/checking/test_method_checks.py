@@ -325,3 +325,16 @@ def test_rows_of_a_run_in_another_cell_are_not_held_against_the_answer(monkeypat
     submission = collect(ex, ex.reference)
     assert submission["method"]["rank_rows"] is None
     assert judge(ex, submission).passed
+
+
+def test_a_forbidden_pattern_names_only_the_alternatives_the_code_holds():
+    code = (
+        "a = torch.tensor(1.5, requires_grad=True)\nb = torch.tensor(-2.0, requires_grad=True)\n"
+        "(a**2 * b + b).backward()\nanswer = torch.stack([a.grad, b.grad])\n"
+    )
+    result = check_answer_cell("05.hand_chain_rule", code, {"torch": torch})
+    assert result.status == "failed"
+    assert "Your code uses `.backward()` and `.grad`: the task asks for the derivatives" in (
+        result.message
+    )
+    assert "jacobian" not in result.message and result.message.count("worked out by hand") == 1
