@@ -624,6 +624,56 @@ def _curated() -> dict[str, list[Variant]]:
                 "fail",
                 "each sample by exactly one rank",
             ),
+            Variant(
+                "DistributedSampler's padded shards",
+                [
+                    fn("""
+                    def evaluate(rank, world_size, workdir):
+                        g = torch.Generator().manual_seed(13)
+                        x, y = torch.randn(8, 3, generator=g), torch.randn(8, 1, generator=g)
+                        x, y = x[:5], y[:5]
+                        torch.manual_seed(0)
+                        model = nn.Linear(3, 1)
+                        rows = list(DistributedSampler(range(5), shuffle=False))
+                        with torch.no_grad():
+                            total = F.mse_loss(model(x[rows]), y[rows], reduction="sum")
+                        sums = torch.stack([total, torch.tensor(float(len(rows)))])
+                        dist.all_reduce(sums)
+                        return (sums[0] / sums[1]).item()
+
+
+                    answer = stacked(run_on_two_ranks(evaluate))
+                    check("13.exact_evaluation", answer)
+                    """)
+                ],
+                "fail",
+                "sample 0 twice; told the sampler's padding (the code calls it)",
+            ),
+            Variant(
+                "padded by hand",
+                [
+                    fn("""
+                    def evaluate(rank, world_size, workdir):
+                        g = torch.Generator().manual_seed(13)
+                        x, y = torch.randn(8, 3, generator=g), torch.randn(8, 1, generator=g)
+                        x, y = x[:5], y[:5]
+                        torch.manual_seed(0)
+                        model = nn.Linear(3, 1)
+                        rows = [[0, 2, 4], [1, 3, 0]][rank]
+                        with torch.no_grad():
+                            total = F.mse_loss(model(x[rows]), y[rows], reduction="sum")
+                        sums = torch.stack([total, torch.tensor(float(len(rows)))])
+                        dist.all_reduce(sums)
+                        return (sums[0] / sums[1]).item()
+
+
+                    answer = stacked(run_on_two_ranks(evaluate))
+                    check("13.exact_evaluation", answer)
+                    """)
+                ],
+                "fail",
+                "sample 0 twice; no sampler in the code, so no sampler named",
+            ),
         ],
         "13.rank0_checkpoint": [
             Variant(
