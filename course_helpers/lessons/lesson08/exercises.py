@@ -262,9 +262,10 @@ EXERCISES = [
         hints=(
             "Run forward(x).backward() inside `with torch.autograd.set_detect_anomaly(True):` "
             "and read which forward line is reported.",
-            "The error says 'output 0 of Mul': for a tensor saved as an input, that is its grad_fn "
-            "now, i.e. the last in-place operation on it. The anomaly report points at "
-            "h4 = h3 * h1, which saved h1 as an input. Which line changes h1 later?",
+            "The error says 'output 0 of Mul' ('MulBackward0' on torch 2.11): for a tensor saved "
+            "as an input, that is its grad_fn now, i.e. the last in-place operation on it. The "
+            "anomaly report points at h4 = h3 * h1, which saved h1 as an input. Which line "
+            "changes h1 later?",
             "Look for the in-place multiplication of a tensor that h4 = h3 * h1 saved.",
         ),
         solution='answer = "c"',
