@@ -95,7 +95,9 @@ def _hv_report():
     return {"status": last[2].status, "message": last[2].message}
 
 
-def _hv_as_numpy(value):
+# The conversions hold no loop of their own (torch's tree_map walks the containers): the method
+# checks read a checked function's notebook helpers, and a learner's .numpy() has no loop.
+def _hv_numpy_leaf(value):
     import numpy as np
     import torch
 
@@ -107,23 +109,25 @@ def _hv_as_numpy(value):
         return np.int64(value)
     if isinstance(value, float):
         return np.float64(value)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_hv_as_numpy(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _hv_as_numpy(v) for k, v in value.items()}
     return value
+
+
+def _hv_python_leaf(value):
+    import torch
+
+    return value.detach().cpu().tolist() if isinstance(value, torch.Tensor) else value
+
+
+def _hv_as_numpy(value):
+    from torch.utils._pytree import tree_map
+
+    return tree_map(_hv_numpy_leaf, value)
 
 
 def _hv_as_python(value):
-    import torch
+    from torch.utils._pytree import tree_map
 
-    if isinstance(value, torch.Tensor):
-        return value.detach().cpu().tolist()
-    if isinstance(value, (list, tuple)):
-        return type(value)(_hv_as_python(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _hv_as_python(v) for k, v in value.items()}
-    return value
+    return tree_map(_hv_python_leaf, value)
 
 
 def _hv_literal(value):
