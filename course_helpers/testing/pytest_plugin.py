@@ -52,6 +52,10 @@ def pytest_configure(config):
     from course_helpers.testing import forked_kernels
 
     config.course_forked_kernels = forked_kernels.install()
+    # COURSE_TEST_PROFILE=DIR: each test's time as JSON lines (benchmarks/profile_tests.py)
+    from course_helpers.testing import profiling
+
+    profiling.register(config)
 
 
 def pytest_report_header(config):
