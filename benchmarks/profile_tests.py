@@ -30,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-STARTUP = r'''
+STARTUP = r"""
 def _course_profile_kernel():
     import atexit, json, os, resource, time
     folder = os.environ.get("COURSE_TEST_PROFILE")
@@ -59,7 +59,7 @@ def _course_profile_kernel():
 
 _course_profile_kernel()
 del _course_profile_kernel
-'''
+"""
 
 
 def _loadavg() -> str:
@@ -125,7 +125,7 @@ def _load(out: Path):
 def _lanes(sessions: dict) -> dict[int, int]:
     """pytest process id -> the id of the top-level pytest command it belongs to."""
     top = {}
-    for pid, session in sessions.items():
+    for pid in sessions:
         lane, seen = pid, set()
         while sessions.get(lane, {}).get("parent") in sessions and lane not in seen:
             seen.add(lane)
@@ -160,8 +160,8 @@ def report(out: Path, top_files: int = 25) -> str:
     for kernel in kernels:
         lane = next((lane_of[p] for p in (kernel["ppid"], kernel["pppid"]) if p in lane_of), None)
         kernels_by_lane[lane] += 1
-    lines += ["", "| pytest command (lane) | tests | passed | skipped | failed | "
-              "test wall s | in-process CPU s | kernels |", "|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    lines += ["", "| pytest command (lane) | tests | passed | skipped | failed | test wall s "
+              "| in-process CPU s | kernels |", "|---|" + "---:|" * 7]  # fmt: skip
     for lane, entries in by_lane.items():
         args = " ".join(a for a in sessions.get(lane, {}).get("args", []) if len(a) < 40)
         outcomes = collections.Counter(e["outcome"] for e in entries)
