@@ -11,7 +11,8 @@ Wall-clock time on a shared machine says little, so this records measures that s
   (``COURSE_TEST_PROFILE``, course_helpers/testing/profiling.py), grouped into lanes: one
   lane per top-level pytest command (``make test`` is one, each ``make test-compat`` one);
 - every Jupyter kernel started (an IPython startup file in a scratch ``IPYTHONDIR`` logs it):
-  forked from the template or a fresh process, the test it was started for, its CPU seconds;
+  forked from the template or a fresh process, the test it was started for, its CPU seconds
+  (sampled twice a second: a killed kernel loses at most the last half second);
 - ``.ci/run``'s phases, from the ``ci: <phase> ...`` lines it prints, and the load average
   at the start and the end (the conditions the figures were taken under).
 """
@@ -49,11 +50,17 @@ def _course_profile_kernel():
     def write():
         usage = resource.getrusage(resource.RUSAGE_SELF)
         record.update(cpu=round(usage.ru_utime + usage.ru_stime, 3), end=time.time())
-        with open(path, "w") as f:
+        with open(path + ".new", "w") as f:
             json.dump(record, f)
+        os.replace(path + ".new", path)
 
-    with open(path, "w") as f:
-        json.dump(record, f)
+    def sample():  # kernels are often killed, so no exit handler runs: write as they go
+        while True:
+            write()
+            time.sleep(0.5)
+
+    import threading
+    threading.Thread(target=sample, daemon=True).start()
     atexit.register(write)
 
 
@@ -123,14 +130,18 @@ def _load(out: Path):
 
 
 def _lanes(sessions: dict) -> dict[int, int]:
-    """pytest process id -> the id of the top-level pytest command it belongs to."""
+    """pytest process id -> the top-level pytest command it belongs to: an xdist worker
+    belongs to its controller; a pytest that a test starts (a child run, its probe tests are
+    not the lane's) is a lane of its own, marked nested."""
     top = {}
-    for pid in sessions:
-        lane, seen = pid, set()
-        while sessions.get(lane, {}).get("parent") in sessions and lane not in seen:
-            seen.add(lane)
-            lane = sessions[lane]["parent"]
-        top[pid] = lane
+    for pid, session in sessions.items():
+        parent = session.get("parent")
+        controller = sessions.get(parent, {})
+        if session.get("worker") and controller and not controller.get("worker"):
+            top[pid] = parent  # (a child pytest inherits PYTEST_XDIST_WORKER: not this case)
+        else:
+            top[pid] = pid
+            session["nested"] = parent in sessions
     return top
 
 
@@ -161,36 +172,47 @@ def report(out: Path, top_files: int = 25) -> str:
         lane = next((lane_of[p] for p in (kernel["ppid"], kernel["pppid"]) if p in lane_of), None)
         kernels_by_lane[lane] += 1
     lines += ["", "| pytest command (lane) | tests | passed | skipped | failed | test wall s "
-              "| in-process CPU s | kernels |", "|---|" + "---:|" * 7]  # fmt: skip
+              "| in-process CPU s | subprocess CPU s | kernels | kernel CPU s |",
+              "|---|" + "---:|" * 9]  # fmt: skip
+    kernel_cpu_by_lane = collections.Counter()
+    for kernel in kernels:
+        lane = next((lane_of[p] for p in (kernel["ppid"], kernel["pppid"]) if p in lane_of), None)
+        kernel_cpu_by_lane[lane] += kernel.get("cpu", 0)
     for lane, entries in by_lane.items():
-        args = " ".join(a for a in sessions.get(lane, {}).get("args", []) if len(a) < 40)
+        session = sessions.get(lane, {})
+        args = " ".join(a for a in session.get("args", []) if len(a) < 40)
+        args = ("(a child pytest inside a test) " if session.get("nested") else "") + args
         outcomes = collections.Counter(e["outcome"] for e in entries)
         lines.append(
             f"| `{args[:90]}` | {len(entries)} | {outcomes['passed']} | {outcomes['skipped']} | "
             f"{outcomes['failed']} | {sum(e['wall'] for e in entries):.0f} | "
-            f"{sum(e['cpu'] for e in entries):.0f} | {kernels_by_lane[lane]} |"
+            f"{sum(e['cpu'] for e in entries):.0f} | "
+            f"{sum(e.get('children', 0) for e in entries):.0f} | {kernels_by_lane[lane]} | "
+            f"{kernel_cpu_by_lane[lane]:.0f} |"
         )
     forked = sum(k["forked"] for k in kernels)
     lines += ["", f"kernels started: {len(kernels)} ({forked} forked, {len(kernels) - forked} "
-              f"fresh processes); their CPU where they exited normally: "
-              f"{sum(k.get('cpu', 0) for k in kernels):.0f} s"]  # fmt: skip
-    per_file = collections.defaultdict(lambda: [0, 0.0, 0.0, 0, 0.0])
+              f"fresh processes), {sum(k.get('cpu', 0) for k in kernels):.0f} s of CPU in all "
+              "(sampled every 0.5 s)"]  # fmt: skip
+    per_file = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0, 0.0])
     for entry in tests:
         row = per_file[_file(entry["nodeid"])]
         row[0] += 1
         row[1] += entry["wall"]
         row[2] += entry["cpu"]
+        row[3] += entry.get("children", 0)
     for kernel in kernels:
         row = per_file[_file(kernel["test"]) or "(outside a test)"]
-        row[3] += 1
-        row[4] += kernel.get("cpu", 0)
+        row[4] += 1
+        row[5] += kernel.get("cpu", 0)
     lines += ["", f"The {top_files} test files with the most worker-seconds (all lanes):", "",
-              "| file | tests | wall s | in-process CPU s | kernels | kernel CPU s |",
-              "|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+              "| file | tests | wall s | in-process CPU s | subprocess CPU s | kernels "
+              "| kernel CPU s |", "|---|" + "---:|" * 6]  # fmt: skip
     ranked = sorted(per_file.items(), key=lambda item: -item[1][1])[:top_files]
-    for name, (count, wall, cpu, started, kernel_cpu) in ranked:
+    for name, (count, wall, cpu, children, started, kernel_cpu) in ranked:
         lines.append(
-            f"| {name} | {count} | {wall:.0f} | {cpu:.0f} | {started} | {kernel_cpu:.0f} |"
+            f"| {name} | {count} | {wall:.0f} | {cpu:.0f} | {children:.0f} | {started} "
+            f"| {kernel_cpu:.0f} |"
         )
     return "\n".join(lines)
 

@@ -3,10 +3,11 @@
 Loaded by ``course_helpers.testing.pytest_plugin`` only when that variable names a folder.
 Each pytest process (the controller, every xdist worker, a child pytest a test starts)
 writes ``DIR/tests-<pid>.jsonl``: one line per test with its wall time over setup, call and
-teardown, the CPU seconds this process spent on it (kernels and other subprocesses are not
-included: they are counted where they run), its outcome, and one last line with the
-process's own CPU. ``benchmarks/profile_tests.py`` sets the variable, counts kernel starts
-in the same folder and prints the summary. Nothing is written when the variable is unset.
+teardown, the CPU seconds this process spent on it, the CPU of the subprocesses it waited for
+during the test (commands, fresh kernels, grading workers; kernels forked from the template
+are counted in the template), and its outcome; a last line holds the process's own CPU.
+``benchmarks/profile_tests.py`` sets the variable, counts kernel starts in the same folder
+and prints the summary. Nothing is written when the variable is unset.
 """
 
 from __future__ import annotations
@@ -21,9 +22,15 @@ from pathlib import Path
 SWITCH_ENV = "COURSE_TEST_PROFILE"
 
 
-def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
+def _cpu(who: int = resource.RUSAGE_SELF) -> float:
+    usage = resource.getrusage(who)
     return usage.ru_utime + usage.ru_stime
+
+
+def _children_cpu() -> float:
+    """CPU of the subprocesses this process has waited for (commands a test runs, fresh
+    kernels, grading workers); forked kernels are counted in the template process."""
+    return _cpu(resource.RUSAGE_CHILDREN)
 
 
 class TestProfile:
@@ -46,7 +53,12 @@ class TestProfile:
         self._file.write(json.dumps(record) + "\n")
 
     def pytest_runtest_logstart(self, nodeid, location):
-        self._open[nodeid] = {"wall": 0.0, "cpu": _cpu(), "outcome": "passed"}
+        self._open[nodeid] = {
+            "wall": 0.0,
+            "cpu": _cpu(),
+            "children": _children_cpu(),
+            "outcome": "passed",
+        }
 
     def pytest_runtest_logreport(self, report):
         entry = self._open.get(report.nodeid)
@@ -65,11 +77,14 @@ class TestProfile:
         entry = self._open.pop(nodeid, None)
         if entry is not None and not entry.get("remote"):
             cpu = _cpu() - entry["cpu"]
+            children = _children_cpu() - entry["children"]
             self._write(event="test", nodeid=nodeid, wall=round(entry["wall"], 3),
-                        cpu=round(cpu, 3), outcome=entry["outcome"])  # fmt: skip
+                        cpu=round(cpu, 3), children=round(children, 3),
+                        outcome=entry["outcome"])  # fmt: skip
 
     def pytest_sessionfinish(self, session, exitstatus):
-        self._write(event="end", cpu=round(_cpu(), 3), end=time.time(), status=int(exitstatus))
+        self._write(event="end", cpu=round(_cpu(), 3), children=round(_children_cpu(), 3),
+                    end=time.time(), status=int(exitstatus))  # fmt: skip
         self._file.close()
 
 
