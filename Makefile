@@ -23,7 +23,7 @@ space := $(subst ,, )
 export OMP_NUM_THREADS ?= 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: lab update test test-compat test-colab setup build lint unit nbval browser bench gpu-check lock check-lock doctor clean
+.PHONY: lab update test test-compat test-colab setup build lint unit nbval browser bench profile gpu-check lock check-lock doctor clean
 
 # The server's root is the repository (not notebooks/), so the links from lessons to
 # ../exercises/ and ../solutions/ and the README's course map all open in JupyterLab.
@@ -83,6 +83,15 @@ browser: setup
 
 bench: setup
 	$(BIN)/python benchmarks/run_all.py
+
+# Where a test command's time goes (benchmarks/profile_tests.py, docs/benchmarks.md): CPU of
+# the whole process tree, tests per lane, kernel starts, the slowest files. Profiles
+# `make test` unless PROFILE_COMMAND names another (`.ci/run`, `make test-compat TORCH=2.11.0`).
+PROFILE_COMMAND ?= make test
+PROFILE_DIR ?= build/profile
+profile: setup
+	rm -rf $(PROFILE_DIR)
+	$(BIN)/python benchmarks/profile_tests.py --out $(PROFILE_DIR) -- $(PROFILE_COMMAND)
 
 # On a CUDA machine (docs/gpu.md): nbval, unit tests and the lesson 11/13 demonstrations with
 # the GPU, and one table of the results. Without a CUDA device it says so and runs nothing.
