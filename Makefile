@@ -136,8 +136,10 @@ $(COMPAT_VENV)/.course-installed: pyproject.toml $(CONSTRAINTS)
 # venv's kernel (docs/learner-journey.md).
 COLAB_VENV ?= .venv-colab
 COLAB_PINS := requirements/colab.txt
+# Two workers, each notebook's tests on one of them (tests/conftest.py groups them: the
+# notebook runs once per worker), kernels forked from a template as in `make test`.
 test-colab: $(COLAB_VENV)/.course-installed
-	COURSE_FORK_KERNELS=0 $(COLAB_VENV)/bin/python -m pytest -p no:cacheprovider -rs -m colab tests/colab $(PYTEST_ARGS)
+	$(COLAB_VENV)/bin/python -m pytest -n 2 --dist loadgroup -p no:cacheprovider -rs -m colab tests/colab $(PYTEST_ARGS)
 
 $(COLAB_VENV)/.course-installed: pyproject.toml $(CONSTRAINTS) $(COLAB_PINS)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "the Colab-like lane is pinned for Python 3.11 (found " + sys.version.split()[0] + ")")'
@@ -174,8 +176,8 @@ lock:
 	.lock-venv/bin/python -m pip install --quiet -c .lock-venv/oldest.txt '$(TORCH_PIN)' -e '.[test]'
 	echo "# Pinned, tested versions for 'make lab' / 'make test' (Python 3.11; they install on $(OLDEST_PYTHON)). Regenerate with 'make lock'." > $(CONSTRAINTS)
 	.lock-venv/bin/python -m pip freeze --all --exclude pip --exclude-editable | grep -v '^-e' | sed 's/+cpu//' >> $(CONSTRAINTS)
+	$(call check_lock,.lock-venv/bin/python)
 	rm -rf .lock-venv
-	$(MAKE) check-lock
 
 # name==version of every distribution a pip --report (argv[1]) would install, but the course
 define PINS_OF_REPORT
@@ -191,17 +193,22 @@ export PINS_OF_REPORT
 # LOCK_PYTHON=/usr/bin/python3.11 (CI: Debian 12's own Python, 3.11.2) it also resolves the
 # lock with that very interpreter, in a scratch venv made from it.
 check-lock: setup
-	$(BIN)/python -m pip install --dry-run --quiet --ignore-installed --only-binary=:all: \
+	$(call check_lock,$(BIN)/python)
+
+# $(call check_lock,PYTHON): the check, with the pip of PYTHON (pip 22.3 or newer)
+define check_lock
+	$(1) -m pip install --dry-run --quiet --ignore-installed --only-binary=:all: \
 		--python-version $(OLDEST_PYTHON) -r $(CONSTRAINTS)
 	@echo "the lock installs on Python $(OLDEST_PYTHON) (pip --dry-run --python-version)"
 	@if [ -n "$(LOCK_PYTHON)" ]; then \
 		scratch=$$(mktemp -d) && $(LOCK_PYTHON) -m venv --without-pip $$scratch/venv && \
-		$(BIN)/python -m pip --python $$scratch/venv/bin/python install --dry-run --quiet \
+		$(1) -m pip --python $$scratch/venv/bin/python install --dry-run --quiet \
 			--ignore-installed --only-binary=:all: -r $(CONSTRAINTS); status=$$?; \
 		version=$$($$scratch/venv/bin/python -c 'import sys; print(sys.version.split()[0])'); \
 		rm -rf $$scratch; test $$status = 0 || exit $$status; \
 		echo "the lock installs on $(LOCK_PYTHON), Python $$version (pip --dry-run --python)"; \
 	fi
+endef
 
 clean:
 	rm -rf $(VENV) .venv-compat-* $(COLAB_VENV) build .pytest_cache .ruff_cache

@@ -6,7 +6,8 @@
 
 Wall-clock time on a shared machine says little, so this records measures that survive load:
 - the CPU seconds (user + sys) of the whole process tree: this script makes itself the
-  tree's subreaper, so kernels and servers orphaned by their parents are counted too;
+  tree's subreaper, so kernels, sandboxes and servers orphaned by their parents are counted
+  too, by kind (their command line);
 - every pytest run's tests and outcomes, and each test's wall and in-process CPU time
   (``COURSE_TEST_PROFILE``, course_helpers/testing/profiling.py), grouped into lanes: one
   lane per top-level pytest command (``make test`` is one, each ``make test-compat`` one);
@@ -28,6 +29,7 @@ import platform
 import resource
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -73,6 +75,73 @@ def _loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
+# What an orphaned process was, by a word of its command line (or, once it has exited, of
+# its name): the first match names it.
+KINDS = (
+    ("grading sandbox (bubblewrap and what ran in it)", "bwrap"),
+    ("grading worker", "course_helpers.grading"),
+    ("kernel template or forked kernel", "become_kernel"),  # (its code names ipykernel too)
+    ("fresh kernel", "ipykernel_launcher"),
+    ("torchrun and its ranks", "torch.distributed"),
+    ("JupyterLab", "jupyter"),
+    ("Chromium", "chrom"),
+    ("pip", "pip"),
+    ("pytest", "pytest"),
+)
+
+
+class _Orphans(threading.Thread):
+    """Reaps the processes re-parented to this one (it is their subreaper) and adds up their
+    CPU (with their own reaped children's) by kind; a kernel's own CPU is in the kernel log."""
+
+    def __init__(self, main_pid: int) -> None:
+        super().__init__(daemon=True)
+        self.main_pid, self.seen, self.cpu = main_pid, {}, collections.Counter()
+        self.stopping = threading.Event()
+
+    def _scan(self) -> None:
+        me = os.getpid()
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit() or int(entry.name) in (self.main_pid, *self.seen):
+                continue
+            try:
+                stat = Path(f"/proc/{entry.name}/stat").read_text()
+                if int(stat.rsplit(")", 1)[1].split()[1]) != me:
+                    continue
+                words = Path(f"/proc/{entry.name}/cmdline").read_bytes().replace(b"\0", b" ")
+                self.seen[int(entry.name)] = words.decode(errors="replace") or stat
+            except (OSError, ValueError):
+                continue
+
+    def _reap(self) -> None:
+        for pid in list(self.seen):
+            try:
+                done, _, usage = os.wait4(pid, os.WNOHANG)
+            except ChildProcessError:
+                done, usage = pid, None
+            if done:
+                words = self.seen.pop(pid)
+                kind = next((name for name, word in KINDS if word in words), "other")
+                self.cpu[kind] += (usage.ru_utime + usage.ru_stime) if usage else 0.0
+
+    def run(self) -> None:
+        while not self.stopping.wait(0.3):
+            self._scan()
+            self._reap()
+
+    def finish(self, wait: float = 30) -> dict[str, float]:
+        self.stopping.set()
+        self.join()
+        deadline = time.time() + wait
+        while time.time() < deadline:
+            self._scan()
+            self._reap()
+            if not self.seen:
+                break
+            time.sleep(0.2)
+        return {kind: round(cpu, 1) for kind, cpu in self.cpu.most_common()}
+
+
 def run(command: list[str], out: Path) -> int:
     """Run ``command`` with profiling on; write out/run.json and out/output.log."""
     out.mkdir(parents=True, exist_ok=True)
@@ -91,6 +160,8 @@ def run(command: list[str], out: Path) -> int:
         process = subprocess.Popen(
             command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
+        orphans = _Orphans(process.pid)
+        orphans.start()
         for line in process.stdout:
             now = time.time()
             sys.stdout.write(line)
@@ -98,17 +169,10 @@ def run(command: list[str], out: Path) -> int:
             if line.startswith("ci: "):
                 phases.append((round(now - record["start"], 1), line[4:].strip()))
         status = process.wait()
-    deadline = time.time() + 30
-    while time.time() < deadline:  # reap what the command left behind
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            break
-        if pid == 0:
-            time.sleep(0.2)
+    orphaned = orphans.finish()  # and what the command left behind
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     record.update(end=time.time(), status=status, load_end=_loadavg(), phases=phases,
-                  user=usage.ru_utime, sys=usage.ru_stime)  # fmt: skip
+                  user=usage.ru_utime, sys=usage.ru_stime, orphaned=orphaned)  # fmt: skip
     (out / "run.json").write_text(json.dumps(record, indent=1))
     return status
 
@@ -161,6 +225,9 @@ def report(out: Path, top_files: int = 25) -> str:
         f"{run_info['user'] + run_info['sys']:.0f} s (user {run_info['user']:.0f}, "
         f"sys {run_info['sys']:.0f})",
     ]
+    if run_info.get("orphaned"):
+        kinds = ", ".join(f"{kind} {cpu:.0f} s" for kind, cpu in run_info["orphaned"].items())
+        lines.append(f"of which processes whose parent ended first (re-parented here): {kinds}")
     if run_info["phases"]:
         lines += ["", "| phase (ci: line) | at s |", "|---|---:|"]
         lines += [f"| {name} | {at:.0f} |" for at, name in run_info["phases"]]

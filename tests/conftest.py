@@ -1,6 +1,7 @@
 """Shared test setup: never touch the learner's progress database."""
 
 import os
+import re
 
 import pytest
 from lab_server import CHROMIUM, CHROMIUM_ARGS, LabServer
@@ -64,6 +65,32 @@ def pytest_collection_modifyitems(config, items):
     slow = [item for item in items if item.nodeid.startswith(SLOW_NOTEBOOKS)]
     if slow:
         items[:] = slow + [item for item in items if not item.nodeid.startswith(SLOW_NOTEBOOKS)]
+
+
+# The Colab-like lane (`make test-colab`, --dist loadgroup) runs each notebook once per worker
+# process and checks that run in several tests, whose ids end in the notebook's path: those
+# tests go to one worker, every other test goes wherever a worker is free. pytest-xdist 3.8's
+# own loadgroup cannot do it under pytest 9 (it renames item._nodeid, which pytest 9 no
+# longer reads), so it is done here, by the test id.
+NOTEBOOK_IN_ID = re.compile(r"\[((?:notebooks|exercises|solutions)/[^\[\]]+\.ipynb)\]$")
+
+
+def notebook_scope(nodeid: str) -> str:
+    """The notebook a test id names as its parameter, else the test id itself."""
+    found = NOTEBOOK_IN_ID.search(nodeid)
+    return found.group(1) if found else nodeid
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadgroup":
+        return None  # pytest-xdist's own scheduler
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByNotebook(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return notebook_scope(nodeid)
+
+    return ByNotebook(config, log)
 
 
 def pytest_report_header(config):

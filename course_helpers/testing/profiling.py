@@ -5,7 +5,8 @@ Each pytest process (the controller, every xdist worker, a child pytest a test s
 writes ``DIR/tests-<pid>.jsonl``: one line per test with its wall time over setup, call and
 teardown, the CPU seconds this process spent on it, the CPU of the subprocesses it waited for
 during the test (commands, fresh kernels, grading workers; kernels forked from the template
-are counted in the template), and its outcome; a last line holds the process's own CPU.
+are counted in the template), its outcome and when it ended; a last line holds the process's
+own CPU.
 ``benchmarks/profile_tests.py`` sets the variable, counts kernel starts in the same folder
 and prints the summary. Nothing is written when the variable is unset.
 """
@@ -80,7 +81,7 @@ class TestProfile:
             children = _children_cpu() - entry["children"]
             self._write(event="test", nodeid=nodeid, wall=round(entry["wall"], 3),
                         cpu=round(cpu, 3), children=round(children, 3),
-                        outcome=entry["outcome"])  # fmt: skip
+                        outcome=entry["outcome"], end=round(time.time(), 2))  # fmt: skip
 
     def pytest_sessionfinish(self, session, exitstatus):
         self._write(event="end", cpu=round(_cpu(), 3), children=round(_children_cpu(), 3),

@@ -75,3 +75,18 @@ def test_no_torch_independent_file_imports_torch():
                 elif isinstance(node, ast.ImportFrom):
                     names = [node.module or ""]
                 assert not any(n == "torch" or n.startswith("torch.") for n in names), file
+
+
+def test_the_colab_lanes_tests_of_one_notebook_share_a_worker():
+    """`make test-colab` runs on two workers; a notebook's run is cached per worker, so every
+    test of that notebook is scheduled on the same one (tests/conftest.py, --dist loadgroup)."""
+    from conftest import notebook_scope
+
+    lane = "tests/colab/test_colab_lane.py::"
+    run = f"{lane}test_notebook_runs_and_every_call_gives_its_text[notebooks/05_x.ipynb]"
+    widgets = f"{lane}test_every_widget_message_is_one_ipywidgets_7_accepts[notebooks/05_x.ipynb]"
+    assert notebook_scope(run) == notebook_scope(widgets) == "notebooks/05_x.ipynb"
+    assert notebook_scope(run.replace("notebooks/", "exercises/")) == "exercises/05_x.ipynb"
+    plain = f"{lane}test_a_quiz_menu_checks_the_picked_option"
+    assert notebook_scope(plain) == plain
+    assert "-n 2 --dist loadgroup" in _recipe("test-colab")

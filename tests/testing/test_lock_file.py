@@ -59,9 +59,18 @@ def test_the_oldest_python_is_the_floor_of_pyproject_and_the_readme():
 
 def test_the_setup_check_and_the_lock_recipes_use_it():
     assert '"$(OLDEST_PYTHON)"' in _recipe("$(STAMP)"), "make setup's version check"
-    assert "--python-version $(OLDEST_PYTHON)" in _recipe("lock")
-    assert "$(MAKE) check-lock" in _recipe("lock"), "make lock checks what it wrote"
-    check = _recipe("check-lock")
+    lock = _recipe("lock")
+    assert "--python-version $(OLDEST_PYTHON)" in lock
+    # make lock checks what it wrote, before its scratch venv goes, as make check-lock does
+    assert lock.index("$(call check_lock,.lock-venv/bin/python)") < lock.index(
+        "rm -rf .lock-venv\n"
+    )
+    assert "$(call check_lock,$(BIN)/python)" in _recipe("check-lock")
+    check = MAKEFILE[
+        MAKEFILE.index("define check_lock") : MAKEFILE.index(
+            "endef", MAKEFILE.index("define check_lock")
+        )
+    ]
     assert "--python-version $(OLDEST_PYTHON)" in check and "--dry-run" in check
     assert "--python $$scratch/venv/bin/python" in check  # LOCK_PYTHON: a real interpreter
 

@@ -126,3 +126,23 @@ def test_the_summary_counts_each_lane_apart_from_child_runs_and_names_kernels(tm
     assert "CPU of the whole process tree: 55 s" in summary
     assert "kernels started: 3 (2 forked, 1 fresh processes)" in summary
     assert "| make test (at 0 s) | 1 |" in summary
+
+
+ORPHAN_MAKER = (
+    "import subprocess, sys; subprocess.Popen([sys.executable, '-c', "
+    "'import time; sum(i * i for i in range(4_000_000)); time.sleep(0.5)'])"
+)
+
+
+def test_a_process_orphaned_by_its_parent_is_counted_by_kind(tmp_path):
+    """A grading sandbox outlives the worker that started it; the profile still counts it."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "profile_tests.py"), "--out", str(tmp_path),
+         "--", sys.executable, "-c", ORPHAN_MAKER],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert run["orphaned"]["other"] > 0.1, run["orphaned"]  # the loop's CPU, in a child's child
+    assert run["user"] + run["sys"] >= run["orphaned"]["other"]
+    assert "re-parented here): other" in (tmp_path / "summary.md").read_text()
