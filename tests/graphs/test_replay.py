@@ -287,7 +287,7 @@ def test_step_view_has_a_legend_and_the_text_form():
     assert html.startswith("<pre>step 3 of 5: node n3 MulBackward0 runs")
     for colour in (ACTIVE_FILL, DONE, HIGHLIGHT):
         assert colour in html.split('class="course-legend"')[1].split("</div>")[0]
-    assert "running now" in html and "saved tensors freed" in html
+    assert "running now" in html and "saved tensors released" in html
     assert "gradient sent now (sender &#8594; receiver)" in html
     assert "<summary>Step picture as text</summary>" in html
     assert unescape(html).count(replay.picture(3).text()) == 1
