@@ -24,11 +24,16 @@ from dataclasses import dataclass, field
 from course_helpers.errors import CourseError
 from course_helpers.graphs.dot import NoticeShare
 from course_helpers.graphs.picture import build_picture
-from course_helpers.graphs.styles import ACTIVE_FILL, DONE, HIGHLIGHT, STYLES
+from course_helpers.graphs.replay_notes import legend_html, static_note
 from course_helpers.graphs.svg import picture_html
 from course_helpers.graphs.walk import WALK_LIMIT, tensor_summary
 from course_helpers.records import fmt_shape
-from course_helpers.widgets import saved_copy_style, widget_style, widgets_available
+from course_helpers.widgets import (
+    saved_copy_style,
+    stale_note,
+    widget_style,
+    widgets_available,
+)
 
 EDGE_VALUES = 3  # an edge shows the gradient's values up to this many numbers, else its shape
 # a step's picture is scaled down to this height, so that on a 1366x768 screen the buttons,
@@ -329,7 +334,9 @@ class BackwardReplay:
         forward.on_click(lambda _: setattr(slider, "value", min(count, slider.value + 1)))
         back.disabled = True
         forward.disabled = count == 1
-        return w.VBox([w.HBox([back, slider, forward]), view])
+        box = w.VBox([w.HBox([back, slider, forward]), view, stale_note()])
+        box.add_class("course-widget")  # the note shows under the buttons when they are stale
+        return box
 
     def _saved_copy(self, number: int) -> dict:
         """The step the learner is at, as plain HTML: an output of its own that the notebook
@@ -387,14 +394,6 @@ class BackwardReplay:
         return bundle
 
 
-def static_note(number: int) -> str:
-    """What a saved copy of step ``number`` says above its picture."""
-    return (
-        f"Static copy of step {number}. Run this cell again to step through the replay (the "
-        "buttons need a running kernel with ipywidgets)."
-    )
-
-
 def _widget_problem() -> str | None:
     """None when the step-through widget can be used; "" outside a Jupyter kernel (no
     note needed); else a short reason to show with the fix."""
@@ -436,33 +435,6 @@ def _edge_text(t) -> str:
     if t.numel() <= EDGE_VALUES:
         return tensor_summary(t, EDGE_VALUES)
     return fmt_shape(t.shape)
-
-
-def legend_html(released: bool = True) -> str:
-    """A compact one-line colour legend for the replay pictures (wraps tightly if narrow)."""
-    op_fill = STYLES["op"][0]
-    leaf_fill, leaf_border = STYLES["leaf"][:2]
-
-    def swatch(fill: str, border: str, text: str) -> str:
-        return (
-            f'<span style="white-space:nowrap"><span style="display:inline-block;width:10px;'
-            f"height:8px;background:{fill};border:2px solid {border};margin-right:3px;"
-            f'vertical-align:-1px"></span>{text}</span>'
-        )
-
-    ran = "ran: saved tensors released" if released else "ran: saved tensors kept (retain_graph)"
-    arrow = (
-        f'<span style="white-space:nowrap"><b style="color:{HIGHLIGHT}">&#8594;</b> gradient '
-        "sent now (sender &#8594; receiver)</span>"
-    )
-    return (
-        '<div class="course-legend" style="font-size:12px;line-height:1.35;display:flex;'
-        'flex-wrap:wrap;gap:0 10px;margin:2px 0">'
-        f"{swatch(ACTIVE_FILL, HIGHLIGHT, 'running now')}"
-        f"{swatch(op_fill, DONE, ran + ', in: = gradient received')}"
-        f"{swatch(op_fill, STYLES['op'][1], 'waiting, in so far: = received')}"
-        f"{swatch(leaf_fill, leaf_border, 'leaf: .grad so far')}{arrow}</div>"
-    )
 
 
 def replay_backward(
