@@ -195,22 +195,31 @@ def test_the_note_leads_back_to_working_buttons_with_a_fresh_kernel(browser, lab
 
 
 @pytest.mark.parametrize(
-    ("front_end", "item"),
-    [("jupyterlab", "Shut Down Kernel"), ("notebook7", "Shut Down All Kernels")],
+    ("front_end", "path"),
+    [
+        ("jupyterlab", ("Kernel", "Shut Down Kernel")),
+        ("notebook7", ("Kernel", "Shut Down All Kernels")),
+        # Notebook 7 then tries to close the browser tab, which a browser refuses for a tab
+        # the learner opened: the page stays, with its dead buttons
+        ("notebook7", ("File", "Close and Shut Down Notebook")),
+    ],
+    ids=["jupyterlab-shut-down", "notebook7-shut-down-all", "notebook7-close-and-shut-down"],
 )
-def test_shutting_the_kernel_down_shows_the_note_next_to_the_buttons(browser, lab, front_end, item):
+def test_shutting_the_kernel_down_shows_the_note_next_to_the_buttons(browser, lab, front_end, path):
     setup, replay, quiz = _cells()
-    relative = _lesson_copy(lab, f"05_shut_down_{front_end}")
+    item = path[1]
+    slug = f"{front_end}_{item.lower().replace(' ', '_')}"
+    relative = _lesson_copy(lab, f"05_{slug}")
     page = _open(browser, lab, relative, front_end)
     try:
         _run(page, [setup, replay, quiz])
         assert not _note(page, replay).is_visible() and not _note(page, quiz).is_visible()
-        menu(page, "Kernel", item)
-        accept_dialog(page)  # Shut Down All asks first
+        menu(page, *path)
+        accept_dialog(page)  # Shut Down All and Close and Shut Down ask first
         page.wait_for_function(KERNEL_GONE, timeout=30_000)
         note = _assert_note_under_the_buttons(page, replay, f"{item}, replay")
         _assert_note_under_the_buttons(page, quiz, f"{item}, hint")
-        _shot(page, replay, f"shut_down_note__05_replay__{front_end}")
+        _shot(page, replay, f"shut_down_note__05_replay__{slug}")
 
         # the path in the note starts a kernel when there is none
         _follow_the_note(page, replay, note)
