@@ -44,6 +44,12 @@ _NO_KERNEL = (
 _STALE = (".course-widget.jupyter-widgets-disconnected", f"{_NO_KERNEL} .course-widget")
 
 
+# The node JupyterLab writes "Error displaying widget" into. The :not(#...) outranks the same
+# rule in the stylesheets that outputs saved by earlier versions carry (a learner's kept copy
+# keeps them until its cells run again), whichever comes later in the page.
+_MISSING_NODE = ".jp-OutputArea-output.jupyter-widgets:not(:has(*)):not(#course-widget-css)"
+
+
 def _each(suffix: str) -> str:
     return ",".join(f"{stale}{suffix}" for stale in _STALE)
 
@@ -71,9 +77,8 @@ WIDGET_CSS = (
     ".course-widget .jupyter-widgets-disconnected::before,"
     ".jp-OutputArea-output>.jupyter-widgets-disconnected .jupyter-widgets-disconnected::before"
     "{display:none}"
-    ".jp-OutputArea-output.jupyter-widgets:not(:has(*)){visibility:hidden;font-size:0;"
-    "line-height:0}"
-    ".jp-OutputArea-output.jupyter-widgets:not(:has(*))::before{visibility:visible;display:block;"
+    f"{_MISSING_NODE}{{visibility:hidden;font-size:0;line-height:0}}"
+    f"{_MISSING_NODE}::before{{visibility:visible;display:block;"
     "font-size:var(--jp-content-font-size1,14px);line-height:1.5;padding:2px 10px;"
     "border-left:4px solid #6d6d6d;content:" + json.dumps(MISSING_NOTE, ensure_ascii=False) + "}"
 )

@@ -22,6 +22,7 @@ from browser_support import (
     _cell,
     _first_value_exercise,
     _type_into_cell,
+    menu,
     open_notebook,
     require_browser,
     screenshot,
@@ -141,6 +142,55 @@ def test_make_lab_opens_lesson_00_and_a_lessons_exercises_link_opens_the_exercis
         heading.wait_for(timeout=60_000)
         assert work_path("exercises", "01_tensors") in page.url  # the open file's address
         assert "Could not find path" not in page.inner_text("body")
+    finally:
+        context.close()
+
+
+def test_notebook_7_from_its_file_tree_to_the_exercises_run_all_and_a_hint(browser, make_lab):
+    """Notebook 7 on `make lab`'s server (issue 36): from its file tree (it opens README.md,
+    the course map, only in its text editor, where links are not followed) a lesson opens in
+    a tab of its own; the lesson's Exercises link opens the learner's copy of the exercises in
+    another tab; Run > Run All Cells runs it: no error, every check "not attempted"; a Hint
+    button shows the first hint."""
+    from course_helpers.environment.work_layout import work_path
+
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = context.new_page()
+    try:
+        folder, lesson_name = work_path("notebooks", "01_tensors").rsplit("/", 1)
+        page.goto(f"{make_lab.base_url}/tree/{folder}?token={make_lab.token}")
+        with context.expect_page(timeout=90_000) as opened:
+            page.locator(".jp-DirListing-item", has_text=lesson_name).dblclick()
+        lesson = opened.value
+        lesson.wait_for_function(APP_READY, timeout=90_000)
+        link = lesson.locator(".jp-RenderedMarkdown a", has_text=re.compile(r"^Exercises$"))
+        with context.expect_page(timeout=90_000) as opened:
+            link.first.click()
+        exercises = opened.value
+        exercises.wait_for_function(APP_READY, timeout=90_000)
+        assert f"/notebooks/{work_path('exercises', '01_tensors')}" in exercises.url
+        exercises.locator("h1", has_text="01 · Tensors: exercises").wait_for(timeout=30_000)
+
+        menu(exercises, "Run", "Run All Cells")
+        wait_until_idle(exercises)
+        cells = exercises.evaluate(CELL_REPORT)
+        errors = [c["index"] for c in cells for o in c["outputs"] if o["output_type"] == "error"]
+        assert errors == [], f"cells raised: {errors}"
+        checks = [c for c in cells if c["type"] == "code" and re.search(r"\bcheck\(", c["source"])]
+        verdicts = [
+            "".join(o.get("data", {}).get("text/plain", "")) for c in checks for o in c["outputs"]
+        ]
+        assert checks and sum("Not attempted" in v for v in verdicts) == len(checks), verdicts
+        hint = exercises.locator(".course-widget button", has_text="Hint").first
+        hint.scroll_into_view_if_needed()
+        hint.click()
+        exercises.get_by_text(re.compile(r"Hint 1/\d+ for ")).locator(VISIBLE).first.wait_for(
+            timeout=30_000
+        )
+        assert "Error displaying widget" not in exercises.inner_text("body")
+        screenshot(exercises, "notebook7_run_all__01_exercises_tensors")
+        for tab in (exercises, lesson):
+            shutdown_kernel(tab)
     finally:
         context.close()
 
