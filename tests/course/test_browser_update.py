@@ -101,8 +101,24 @@ def _course_moves_on(origin) -> None:
     _git(origin, "commit", "-qam", "lessons 01 and 03: one more sentence")
 
 
-def _shots(locator) -> list[bytes]:
-    return [locator.nth(k).screenshot() for k in range(locator.count())]
+# What a name cut off with an ellipsis shows: the longest start of its text that ends left of
+# the space the "..." takes (measured with a Range over the text, in the page's own font)
+VISIBLE_TEXT = """(elements) => elements.map(e => {
+  const walker = document.createTreeWalker(e, NodeFilter.SHOW_TEXT);
+  const node = walker.nextNode();
+  const text = node ? node.textContent : '';
+  if (e.scrollWidth <= e.clientWidth) return text;
+  const right = e.getBoundingClientRect().right - 0.8 * parseFloat(getComputedStyle(e).fontSize);
+  const range = document.createRange();
+  let shown = 0;
+  for (let k = 1; k <= text.length; k++) {
+    range.setStart(node, 0);
+    range.setEnd(node, k);
+    if (range.getBoundingClientRect().right > right) break;
+    shown = k;
+  }
+  return text.slice(0, shown) + '\u2026';
+})"""
 
 
 def test_a_learner_runs_answers_saves_and_updates_with_one_command(tmp_path, browser):
@@ -189,13 +205,13 @@ def test_a_learner_runs_answers_saves_and_updates_with_one_command(tmp_path, bro
         shown = [names.nth(k).inner_text() for k in range(names.count())]
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / "work_tabs_and_file_browser_1366x768.png"))
-        labels = _shots(page.locator("#jp-main-dock-panel .lm-TabBar-tab .lm-TabBar-tabLabel"))
-        assert len(labels) == 3 and len(set(labels)) == 3, "two tabs look alike"
-        listed = [
-            names.nth(shown.index(name)).screenshot()
-            for name in (EXERCISES.split("/")[-1], NEW_EXERCISES.split("/")[-1])
-        ]
-        assert listed[0] != listed[1], "the file browser shows the two exercise files alike"
+        tabs = page.locator("#jp-main-dock-panel .lm-TabBar-tab .lm-TabBar-tabLabel")
+        labels = tabs.evaluate_all(VISIBLE_TEXT)
+        assert len(labels) == 3 and len(set(labels)) == 3, f"two tabs look alike: {labels}"
+        listed = names.evaluate_all(VISIBLE_TEXT)
+        pair = [listed[shown.index(path.split("/")[-1])] for path in (EXERCISES, NEW_EXERCISES)]
+        assert pair[0] != pair[1], f"the file browser shows them alike: {pair}"
+        assert len(set(listed)) == len(listed), f"names alike in the file browser: {listed}"
     finally:
         context.close()
         lab.stop()
