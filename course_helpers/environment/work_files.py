@@ -37,12 +37,15 @@ def answer_id(cell: dict) -> str | None:
 
 def text_hash(nb: dict, answers_as_ids: bool = False) -> str:
     """A fingerprint of a notebook's text (cell types and sources), not of its outputs.
-    ``answers_as_ids``: a cell that calls ``check("ID", ...)`` counts as its id only, so two
-    notebooks that differ only in their answers get the same fingerprint."""
+    ``answers_as_ids``: a cell that calls ``check("ID", ...)`` counts as its id only (where no
+    other cell calls that id), so two notebooks that differ only in such answer cells get the
+    same fingerprint."""
+    cells = nb.get("cells", [])
+    ids = [answer_id(cell) if answers_as_ids else None for cell in cells]
     digest = hashlib.sha256()
-    for cell in nb.get("cells", []):
-        found = answer_id(cell) if answers_as_ids else None
-        text = ["answer", found] if found else [cell.get("cell_type"), source_of(cell)]
+    for cell, found in zip(cells, ids, strict=True):
+        once = found is not None and ids.count(found) == 1
+        text = ["answer", found] if once else [cell.get("cell_type"), source_of(cell)]
         digest.update(json.dumps(text).encode())
     return digest.hexdigest()[:16]
 

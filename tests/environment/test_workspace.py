@@ -203,6 +203,22 @@ def test_an_answer_that_may_not_fit_the_new_version_keeps_the_copy(tmp_path, cha
     assert (tmp_path / "work" / "notebooks" / "01_new_lesson_a.ipynb").exists()
 
 
+def test_an_answer_in_a_cell_whose_id_another_cell_checks_too_is_never_lost(tmp_path):
+    """Lesson 00 checks 00.first_tensor twice (a worked example, then the learner's cell): an
+    answer there cannot be placed by its id, so the copy is kept, not replaced."""
+    lesson = json.loads(json.dumps(LESSON))
+    lesson["cells"][1]["source"] = 'check("01.quiz_count", "a", demo=True)'
+    _course(tmp_path)
+    _write(tmp_path / "notebooks" / "01_a.ipynb", lesson)
+    workspace.fill(tmp_path)
+    _edit(tmp_path / WORK_LESSON, 3, 'check("01.quiz_count", "b")')
+    lesson["cells"][0]["source"] += " More."
+    _write(tmp_path / "notebooks" / "01_a.ipynb", lesson)
+    report = workspace.refresh(tmp_path)
+    assert report[0].startswith(f"kept:     {WORK_LESSON}"), report
+    assert _sources(tmp_path / WORK_LESSON)[3] == 'check("01.quiz_count", "b")'
+
+
 def _commit(root, message: str) -> None:
     subprocess.run([*GIT, "add", "-A"], cwd=root, check=True)
     subprocess.run([*GIT, "commit", "-qm", message], cwd=root, check=True)
