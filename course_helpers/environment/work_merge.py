@@ -93,6 +93,8 @@ def with_answers(mine: dict, fresh: dict) -> tuple[dict, list[str]] | None:
             answer["id"] = new_cells[target]["id"]
         merged["cells"][target] = answer
         moved.append(exercise)
+    if not moved:  # the text differs, yet no answer differs: nothing may be dropped unseen
+        return None
     return merged, moved
 
 
