@@ -104,12 +104,22 @@ CELLS_DONE = """(indices) => {
     && ![...document.querySelectorAll('.jp-InputPrompt')].some(p => p.textContent.includes('[*]'));
 }"""
 
+
 # every cell trusted, as after Run All, so that the saved notebook is signed and opens trusted
-TRUST_AND_SAVE = """async () => {
+# A page's promise that never settles (a dialog waiting for an answer, a stalled kernel) would
+# hold page.evaluate, which has no timeout, and with it the whole run: these fail instead.
+def _within(seconds: int, what: str) -> str:
+    return (
+        f"new Promise((_, no) => setTimeout(() => no(new Error("
+        f"'{what} within {seconds} s')), {seconds * 1000}))"
+    )
+
+
+TRUST_AND_SAVE = f"""async () => {{
   const w = window.jupyterapp.shell.currentWidget;
   for (const c of w.content.model.cells) c.trusted = true;
-  await w.context.save();
-}"""
+  await Promise.race([w.context.save(), {_within(60, "the notebook was not saved")}]);
+}}"""
 
 
 # A notebook opened to read its stored outputs runs no code, so no kernel is started for it.
@@ -167,8 +177,14 @@ def wait_until_idle(page, timeout_s: float = 240) -> None:
     page.wait_for_function(ALL_DONE, timeout=timeout_s * 1000, polling=500)
 
 
+SHUT_DOWN = f"""() => Promise.race([
+  window.jupyterapp.shell.currentWidget.sessionContext.shutdown(),
+  {_within(60, "the kernel did not shut down")},
+])"""
+
+
 def shutdown_kernel(page) -> None:
-    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
+    page.evaluate(SHUT_DOWN)
 
 
 def screenshot(page, relative: str) -> None:
