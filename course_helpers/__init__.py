@@ -12,6 +12,7 @@ Public API (see each function's docstring):
 - ``draw_graph(output, params=None, **options)``: a picture of the autograd graph behind ``output``.
 - ``replay_backward(output, params=None)``: step through ``backward()`` in engine order.
 - ``torchviz_graph(output, params=None)``: the same graph as torchviz's ``make_dot`` draws it.
+- ``show_broadcast(column, row)``: lesson 04's picture of ``column + row``, stretched entries pale.
 - ``SavedTensorMeter(ignore=())``: count the tensors live graphs saved for backward, and bytes.
 - ``check(exercise_id, answer)``: check an exercise answer and show feedback.
 - ``hint(exercise_id)``: the next tiered hint for an exercise.
@@ -37,6 +38,7 @@ _LAZY = {
     "torchviz_graph": "course_helpers.graphs.torchviz_bridge",
     "replay_backward": "course_helpers.graphs.replay",
     "SavedTensorMeter": "course_helpers.graphs.saved_memory",
+    "show_broadcast": "course_helpers.graphs.broadcast",
     "check": "course_helpers.checking.checker",
     "CheckResult": "course_helpers.checking.checker",
     "hint": "course_helpers.checking.hints",

@@ -7,6 +7,9 @@ judges live here, the autograd and function judges in their own modules.
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+
 from course_helpers.checking import diagnosis as dx
 from course_helpers.checking import predictions as pred
 from course_helpers.checking.autograd_judge import judge_autograd
@@ -15,7 +18,25 @@ from course_helpers.checking.submissions import SUBMISSION_FORMAT
 
 
 def judge(exercise, submission: dict) -> dx.Diagnosis:
-    """Compare a submission with the exercise's reference. Pure; never raises."""
+    """Compare a submission with the exercise's reference. Pure; never raises; silent of
+    the warnings its test inputs make (see :func:`quiet`)."""
+    with quiet():
+        return _judge(exercise, submission)
+
+
+@contextlib.contextmanager
+def quiet():
+    """A block that shows no warnings: judging runs the reference, the catalogue's wrong
+    answers and (while collecting) the learner's function on the exercise's test inputs, and
+    an edge case such as a one-row input makes torch warn (``std(): degrees of freedom is
+    <= 0``) about an input the learner never wrote. Warnings the learner's own cell raises
+    outside ``check`` are untouched."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _judge(exercise, submission: dict) -> dx.Diagnosis:
     try:
         if submission.get("exercise_id") != exercise.id:
             return dx.Diagnosis("error", "This submission belongs to another exercise.")
@@ -45,7 +66,7 @@ def judge(exercise, submission: dict) -> dx.Diagnosis:
         if (verdict.status == "failed" or verdict.learner_error) and not step_order:
             # (a step in the wrong order is named by the method note below instead: it can
             # give the same values as a different typical mistake)
-            verdict = _explain_misconception(exercise, answer, verdict)
+            verdict = _explain_misconception(exercise, answer, verdict, submission.get("code"))
         if "method" in submission and verdict.status in ("passed", "failed"):
             verdict = _with_method_note(exercise, submission["method"], verdict)
         return verdict
@@ -86,18 +107,20 @@ def _with_method_note(exercise, record, verdict: dx.Diagnosis) -> dx.Diagnosis:
     return dx.Diagnosis("failed", f"{verdict.message}\n{note}", mistake=verdict.mistake or note)
 
 
-def _explain_misconception(exercise, answer, verdict: dx.Diagnosis) -> dx.Diagnosis:
-    """A failed answer that is a catalogued typical mistake gets that mistake explained."""
+def _explain_misconception(exercise, answer, verdict: dx.Diagnosis, code=None) -> dx.Diagnosis:
+    """A failed answer that is a catalogued typical mistake gets that mistake explained;
+    its mechanism only as far as the recorded ``code`` shows it (``misconceptions.explain``)."""
     from course_helpers.checking import misconceptions
 
     found = misconceptions.match(exercise, answer, JUDGES)
     if found is None:
         return verdict
+    explained = misconceptions.explain(found, code)
     generic = f": {pred.WORK_IT_OUT}."
     if verdict.message.endswith(generic):  # a prediction: the explanation replaces the nudge
-        text = f"{verdict.message.removesuffix(generic)}: {found.message}"
+        text = f"{verdict.message.removesuffix(generic)}: {explained}"
     else:
-        text = f"{verdict.message}\n{found.message}"
+        text = f"{verdict.message}\n{explained}"
     # a function that raises keeps its "error" status (its own code raised)
     return dx.Diagnosis(verdict.status, text, verdict.learner_error, mistake=found.hint_text)
 
@@ -114,22 +137,38 @@ def _judge_value(exercise, answer) -> dx.Diagnosis:
 
 def _as_reference_float(exercise, answer):
     """For a task that asks for numbers, not a dtype: a floating answer in the reference's
-    floating dtype (its values compared as they are)."""
+    floating dtype (``any_float_dtype``), an integer one in its integer dtype
+    (``any_integer_dtype``); the values compared as they are."""
     import torch
 
     reference = exercise.reference
     if not (
-        getattr(exercise, "any_float_dtype", False)
-        and dx.kind_of(answer) == "tensor"
+        dx.kind_of(answer) == "tensor"
         and answer["data"] is not None
-        and answer["data"].is_floating_point()
         and isinstance(reference, torch.Tensor)
-        and reference.is_floating_point()
     ):
+        return answer
+    floats = (
+        getattr(exercise, "any_float_dtype", False)
+        and answer["data"].is_floating_point()
+        and reference.is_floating_point()
+    )
+    integers = (
+        getattr(exercise, "any_integer_dtype", False)
+        and _is_integer(answer["data"].dtype)
+        and _is_integer(reference.dtype)
+    )
+    if not (floats or integers):
         return answer
     dtype = dx.dtype_name(reference.dtype)
     data = answer["data"].to(reference.dtype)
     return {**answer, "dtype": dtype, "data": data, "given_dtype": answer["dtype"]}
+
+
+def _is_integer(dtype) -> bool:
+    import torch
+
+    return not dtype.is_floating_point and not dtype.is_complex and dtype != torch.bool
 
 
 def _with_passed_note(verdict: dx.Diagnosis, answer) -> dx.Diagnosis:

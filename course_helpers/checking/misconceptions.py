@@ -6,6 +6,11 @@ the typical wrong answers and what each one must be told. When a checked answer 
 it *is* one of them (judged exactly like an answer against a reference: same shape, dtype
 and values, the same outputs on every test input, the same option), the feedback explains
 that misunderstanding instead of only saying that the answer is wrong.
+
+:func:`match` judges by behaviour alone, so it cannot know *how* the values were made.
+:func:`explain` therefore says what was observed (``Misconception.message``), and states a
+mechanism (``Misconception.cause``) as fact only when the learner's recorded code holds its
+``evidence`` (``checking.evidence``).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from typing import Any
 from course_helpers.lessons import for_exercise
 from course_helpers.lessons.model import Misconception
 
-__all__ = ["match"]
+__all__ = ["explain", "match"]
 
 
 def match(exercise, answer: Any, judges: dict) -> Misconception | None:
@@ -36,6 +41,31 @@ def match(exercise, answer: Any, judges: dict) -> Misconception | None:
         except Exception:  # a broken entry must never break the learner's check
             continue
     return None
+
+
+def explain(entry: Misconception, code: Any) -> str:
+    """What the learner is told about ``entry``, given the submission's recorded ``code``
+    (None when none was read): the observation; then the cause, as fact when every
+    evidence pattern is in the code ("Your code calls `cdist`: ..."), as a possibility when
+    the code could not be read ("If your code calls `cdist`: ..."), and not at all when the
+    code was read and does not hold it (then the mechanism is known not to be it)."""
+    if not entry.evidence:
+        return entry.message
+    from course_helpers.checking import evidence as ev
+
+    hits = ev.found(code, entry.evidence)
+    if hits is None:
+        return f"{entry.message}\nIf your code {ev.lead_in(entry.evidence)}: {entry.cause}"
+    if not all(hits.values()):
+        return entry.message
+    seen = [_only(pattern, hits[pattern]) for pattern in entry.evidence]
+    return f"{entry.message}\nYour code {ev.lead_in(seen)}: {entry.cause}"
+
+
+def _only(pattern: str, found: list[str]) -> str:
+    """``"call:detach|tensor"`` narrowed to the alternatives the code holds: ``"call:tensor"``."""
+    kind = pattern.partition(":")[0]
+    return f"{kind}:" + "|".join(hit.partition(":")[2] for hit in found)
 
 
 def _same_changes(as_reference, answer: dict) -> bool:

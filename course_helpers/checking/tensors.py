@@ -58,25 +58,39 @@ def diagnose_tensor(
     subject = "Your tensor" if subject == "Your answer" else subject
     inputs = tuple(describe(x) for x in inputs)
     if got["shape"] != exp["shape"]:
-        return failed(_shape_message(got, exp, subject, inputs, in_function))
+        return _failed(
+            _shape_message(got, exp, subject, inputs, in_function),
+            f"The shape is {fmt_shape(got['shape'])} where {fmt_shape(exp['shape'])} is "
+            "expected: after which step of your code does it first differ? Print the shape "
+            "after each step to find it.",
+        )
     if got["dtype"] != exp["dtype"]:
-        if in_function:
-            return failed(_function_dtype_message(got, exp, subject, inputs))
-        return failed(_dtype_message(got, exp, subject, rtol, atol))
+        message = (
+            _function_dtype_message(got, exp, subject, inputs)
+            if in_function
+            else _dtype_message(got, exp, subject, rtol, atol)
+        )
+        return _failed(
+            message,
+            f"The dtype is torch.{got['dtype']} where torch.{exp['dtype']} is expected: which "
+            "step of your code decides it? Print the dtype after each step to find it.",
+        )
     if device is not None and not _same_device(got["device"], device):
-        return failed(
+        return _failed(
             f"{subject} is on the {got['device'].split(':')[0]} device but it should be on "
-            f"the course device ({device.split(':')[0]}): move it with .to(device)."
+            f"the course device ({device.split(':')[0]}): move it with .to(device).",
+            _DEVICE_QUESTION,
         )
     if in_function and got["device"] != exp["device"]:
-        return failed(
+        return _failed(
             f"{subject} is on the {got['device']!r} device, but the expected output is on "
             f"{exp['device']!r}, the device of the inputs: create new tensors with "
-            "device=x.device (x: an input), or move them with .to(x.device)."
+            "device=x.device (x: an input), or move them with .to(x.device).",
+            _DEVICE_QUESTION,
         )
     problem = _autograd_flags_message(got, exp, subject)
     if problem:
-        return failed(problem)
+        return _failed(problem, _graph_question(got, exp))
     if exp["data"] is None and got["data"] is None:
         return passed()  # two 'meta' tensors: shape, dtype and device are all there is
     if got["data"] is None:
@@ -89,6 +103,32 @@ def diagnose_tensor(
     return diagnose_values(got, exp, rtol, atol, subject, inputs, grad_context)
 
 
+# the first hint after a wrong shape, dtype, device or autograd flag: a question about the
+# mistake the verdict named, claiming nothing the answer does not show (issue 34)
+_DEVICE_QUESTION = (
+    "On which device does each tensor your code makes start out, and which step moves it "
+    "where the task wants it?"
+)
+
+
+def _failed(message: str, question: str) -> Diagnosis:
+    return Diagnosis("failed", message, mistake=question)
+
+
+def _graph_question(got: dict, exp: dict) -> str:
+    if got["requires_grad"] and not exp["requires_grad"]:
+        return "Your answer still records a graph: which step of your code runs with recording on?"
+    if exp["requires_grad"] and not got["requires_grad"]:
+        return (
+            "Your answer does not track gradients: does it come from a tensor that requires "
+            "grad, and does any step cut it off from the graph?"
+        )
+    return (
+        "Should your answer be a tensor you created yourself (a leaf), or the result of an "
+        "operation on tensors that require grad?"
+    )
+
+
 def _wrong_type_for_tensor(got: Any, exp: dict, subject: str, in_function: bool = False) -> str:
     kind = kind_of(got)
     want = f"a tensor of shape {fmt_shape(exp['shape'])} ({exp['dtype']})"
@@ -96,13 +136,20 @@ def _wrong_type_for_tensor(got: Any, exp: dict, subject: str, in_function: bool 
     dtype_arg = f", dtype=torch.{exp['dtype']}"
     if kind in ("list", "tuple") and any(kind_of(i) == "tensor" for i in got["items"]):
         return (
-            f"{owner} is {python_type_name(got)} of tensors, but {want} is expected: "
+            f"{owner} is {python_type_name(got)}, but {want} is expected: "
             f"combine them with torch.stack(your_{kind}) (or torch.cat for one long tensor)."
         )
     if kind in ("list", "tuple"):
         return (
             f"{owner} is {python_type_name(got)}, but {want} is expected: "
             f"wrap it with torch.tensor(your_{kind}{dtype_arg})."
+        )
+    if in_function and kind in ("ndarray", "numpy_scalar"):
+        value = f" ({fmt_number(got['value'])})" if kind == "numpy_scalar" else ""
+        return (
+            f"{owner} is {python_type_name(got)}{value}, but {want} is expected: keep the "
+            "computation in torch (a NumPy function, or .numpy(), gives NumPy values, with no "
+            "place in the autograd graph)."
         )
     if kind == "ndarray":
         fix = "torch.from_numpy(your_array)"
@@ -204,6 +251,13 @@ def _shape_detail(got: dict, exp: dict, in_function: bool = False) -> str:
         )
     if extra is not None:
         return f"it has an extra size-1 dimension at dim {extra}; use .squeeze({extra})."
+    if missing is not None and in_function:
+        # unsqueezing the result would hide the step that drops the dimension
+        return (
+            f"it is missing the size-1 dimension at dim {missing}; look for the step in your "
+            "function that drops it (a squeeze, a reduction without keepdim=True, an integer "
+            "index)."
+        )
     if missing is not None:
         return (
             f"it is missing the size-1 dimension at dim {missing}; use .unsqueeze({missing}) "

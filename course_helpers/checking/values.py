@@ -99,6 +99,7 @@ def _value_pattern(got: dict, exp: dict, inputs: tuple, grad_context: bool) -> s
 
     Patterns need at least two values (any two single numbers have a ratio and an offset);
     for a single value only a sign flip, or an exact whole-number factor in a gradient, is named.
+    A tensor holding one number repeated (each rank's copy of one mean) counts as a single value.
     """
     import torch
 
@@ -108,6 +109,7 @@ def _value_pattern(got: dict, exp: dict, inputs: tuple, grad_context: bool) -> s
     if not (bool(torch.isfinite(g).all()) and bool(torch.isfinite(e).all())):
         return ""
     single = e.numel() == 1
+    one_number = single or bool((e == e.reshape(-1)[0]).all())
     e_any = bool((e != 0).any())
     if e.ndim == 2 and e.shape[0] == e.shape[1] > 1 and all_close(g.T, e):
         return "It is the transpose of the expected tensor: use .T (or swap the dims you used)."
@@ -123,9 +125,9 @@ def _value_pattern(got: dict, exp: dict, inputs: tuple, grad_context: bool) -> s
     g64, e64 = g.double(), e.double()
     factor = float((g64 * e64).sum() / (e64 * e64).sum())
     if factor != 0 and abs(factor - 1) > 1e-3 and all_close(g64, factor * e64, 1e-5, 1e-6):
-        return _factor_text(factor, grad_context, single)
+        return _factor_text(factor, grad_context, one_number)
     offset = (g64 - e64).reshape(-1)[0]
-    if not single and abs(float(offset)) > 1e-6:
+    if not one_number and abs(float(offset)) > 1e-6:
         if all_close(g64 - e64, offset.expand_as(e64)):
             return (
                 f"Every value is off by the same amount ({fmt_number(float(offset))}): look "
@@ -179,7 +181,8 @@ def _excerpt(g, e, index: tuple) -> str:
 
 
 def reduction_hint(got: dict, exp: dict, inputs: tuple) -> str:
-    """'you reduced over dim 0 but dim 1 is expected', found by trying the usual reductions."""
+    """'you reduced over dim 0 but dim 1 is expected', found by trying the usual reductions
+    over every dim of size 2 or more."""
     import torch
 
     g, e = got["data"], exp["data"]
@@ -198,8 +201,9 @@ def reduction_hint(got: dict, exp: dict, inputs: tuple) -> str:
             if not (mine and wanted) or mine == wanted:
                 continue
             if mine[0] == wanted[0]:
+                kept = "keeps that dim (size 1)" if mine[1] else "drops that dim"
                 return (
-                    f"you reduced over the right dim ({mine[0]}) but with keepdim={mine[1]}; "
+                    f"you reduced over the right dim ({mine[0]}), but your result {kept}; "
                     f"use keepdim={wanted[1]}."
                 )
             text = f"it looks like you reduced over dim {mine[0]}, but dim {wanted[0]} is expected"
@@ -210,7 +214,12 @@ def reduction_hint(got: dict, exp: dict, inputs: tuple) -> str:
 
 
 def _matching_reduction(op, data, target) -> tuple[int, bool] | None:
+    """The (dim, keepdim) whose reduction of ``data`` gives ``target``. A dim of size 1 is
+    never named: reducing it only drops or keeps it, which a slice, an index or a squeeze does
+    as well, so the values would not show a reduction."""
     for dim in range(data.ndim):
+        if data.shape[dim] == 1:
+            continue
         for keepdim in (False, True):
             reduced = op(data, dim=dim, keepdim=keepdim)
             if reduced.shape == target.shape and reduced.dtype == target.dtype:

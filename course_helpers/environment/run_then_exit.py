@@ -9,10 +9,16 @@ static destructors: there, a gloo process group that outlived ``destroy_process_
 as the first ``torch.optim`` optimizer does) still has worker threads, and on a loaded
 machine one of them can abort the process as it exits ("terminate called without an
 active exception") after the script's work is done and saved.
+
+It also makes stdout and stderr write each line whole. torchrun starts its workers with
+``python -u``, which writes every piece of a ``print`` (each argument, each separator)
+separately; the ranks share the launch's stdout, so two ranks printing at once cut into
+each other's lines ("rankrank 0 threads 1"). Line buffering writes a line in one go.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import runpy
 import sys
@@ -48,7 +54,17 @@ def run(argv: list[str]) -> int:
     return 0
 
 
+def _write_whole_lines() -> None:
+    """Line-buffer stdout and stderr, which ``python -u`` leaves unbuffered."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(line_buffering=True, write_through=False)
+        except (AttributeError, ValueError, io.UnsupportedOperation):  # not a text stream
+            pass
+
+
 def main() -> None:
+    _write_whole_lines()
     code = run(sys.argv[1:])
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -31,6 +31,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 KINDS = ("value", "function", "autograd", "choice", "error")
+# function exercises: cases(cpu_generator(CASE_SEED)), the same in the kernel and the grader
+CASE_SEED = 0
+# forbid/require patterns (checking.code_patterns reads them)
+PATTERN_KINDS = ("attr", "call", "with", "op", "loop", "many", "kw")
 # autograd exercises: what ``attributes`` may name (``version`` is ``tensor._version``,
 # ``value`` the tensor's own values)
 AUTOGRAD_ATTRIBUTES = ("requires_grad", "is_leaf", "grad_fn", "version", "value", "grad")
@@ -100,6 +104,20 @@ class Exercise:
     # a training loop: zero_grad(), backward() and step() in the answer's code must come in
     # order; a wrong order is named instead of a typical mistake with the same values
     check_step_order: bool = False
+    # value: the task asks for an integer tensor, not a width: any integer dtype with the
+    # right values passes (int32 as well as int64)
+    any_integer_dtype: bool = False
+    # function: the least number of calls of torch functions per test input, counted in the
+    # kernel: {"backward": (count or callable(*case) -> count, "why, in the task's words")};
+    # "a|b" counts either
+    min_calls: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
+    # lesson 13: the rows the two ranks' nn.Linear layers must be given in all (every sample
+    # evaluated by exactly one rank), counted by run_on_two_ranks; 0: not counted
+    rank_rows: int = 0
+    # every imperative of the task text ("no Python loop", "by hand", "exactly once") and how
+    # it is honoured: "check:NAME" (a pattern in forbid/require, or one of TASK_CHECKS) or
+    # "advice: why it cannot be checked" (tests/lessons/test_task_imperatives.py)
+    task_says: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -109,11 +127,21 @@ class Exercise:
         if self.kind == "function" and self.cases is None:
             raise ValueError(f"exercise {self.id}: a function exercise needs cases=")
         patterns = tuple(self.forbid) + tuple(self.require)
-        bad = [p for p in patterns if p.partition(":")[0] not in ("attr", "call", "with", "op")]
+        bad = [p for p in patterns if p.partition(":")[0] not in PATTERN_KINDS]
         if isinstance(self.forbid, str) or isinstance(self.require, str) or bad:
             raise ValueError(
-                f"exercise {self.id}: forbid/require should be tuples of 'attr:NAME', "
-                f"'call:NAME', 'with:NAME' or 'op:NAME' patterns, not {bad or patterns!r}"
+                f"exercise {self.id}: forbid/require should be tuples of KIND:NAME patterns "
+                f"(KIND one of {PATTERN_KINDS}), not {bad or patterns!r}"
+            )
+        wrong = [
+            (k, v)
+            for k, v in dict(self.task_says).items()
+            if not (isinstance(v, str) and v.startswith(("check:", "advice:")))
+        ]
+        if wrong:
+            raise ValueError(
+                f"exercise {self.id}: task_says maps a phrase of the task to 'check:NAME' or "
+                f"'advice: why', not {wrong!r}"
             )
         if self.context not in ("", "no_graph", "keep_graph", "many_inputs"):
             raise ValueError(
@@ -151,15 +179,33 @@ def fresh_rng(make: Callable[[], Any]) -> Any:
 class Misconception:
     """One typical wrong answer to one exercise.
 
+    An entry is recognised by what the answer *does* (the same values, the same outputs on
+    every test input), and many routes lead to the same values. So its texts are split by
+    what they may claim:
+
     exercise_id  the exercise, e.g. "03.permute_shape".
     label        a few words naming the misunderstanding (for tests and reports).
     build_answer zero-argument callable returning the wrong answer, in the form the learner
                  would pass to ``check`` (a tensor, a number, a function, an option key,
                  an exception class).
-    message      what the learner is told: names the misunderstanding and how to think
-                 instead, without giving the answer away.
-    hint         optional: the first hint after this mistake (a question that leads away
-                 from it); by default the hint restates ``message``.
+    message      what the answer shows, true of every route to these values, and how to
+                 think instead, without giving the answer away. For a value, function or
+                 autograd exercise it names no code construct (no function, method,
+                 keyword argument or step the learner may not have used):
+                 ``tests/lessons/test_misconceptions.py`` checks that.
+    hint         the first hint after this mistake: a question that leads away from it,
+                 claiming nothing the answer does not show (same rule as ``message``).
+    cause        the mechanism: what the learner's code did to get these values. Shown as
+                 fact only when every pattern of ``evidence`` occurs in the learner's code;
+                 as one possible cause when the code could not be read; not at all when it
+                 was read and the evidence is absent (``checking.misconceptions.explain``).
+                 Written about the construct ("torch.cdist returns ..."); the lead-in
+                 ("Your code calls `cdist`: ") is added from the evidence found.
+    evidence     the code patterns ``cause`` needs, all of them: the method checks'
+                 language (``"call:squeeze()"``, ``"attr:data"``, ``"with:no_grad"``,
+                 ``"op:matmul"``; ``"call:a|b"`` for either) plus ``"kw:NAME"`` (a keyword
+                 argument) and the operators ``"op:floordiv"``, ``"op:is"``, ``"op:isub"``,
+                 ``"op:iadd"``, ``"op:imul"``, ``"op:idiv"`` (see ``checking.evidence``).
     """
 
     exercise_id: str
@@ -167,7 +213,39 @@ class Misconception:
     build_answer: Callable[[], Any]
     message: str
     hint: str = ""
+    cause: str = ""
+    evidence: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        where = f"misconception {self.exercise_id} {self.label!r}"
+        if isinstance(self.evidence, str) or not all(
+            isinstance(p, str) and valid_evidence(p) for p in self.evidence
+        ):
+            raise ValueError(
+                f"{where}: evidence should be a tuple of patterns such as 'call:cdist', "
+                f"'attr:data', 'with:no_grad', 'op:matmul' or 'kw:retain_graph', "
+                f"not {self.evidence!r}"
+            )
+        if bool(self.cause) != bool(self.evidence):
+            raise ValueError(
+                f"{where}: a cause (the mechanism, said as fact) needs evidence= (the code "
+                "patterns that show it), and evidence needs a cause to show"
+            )
 
     @property
     def hint_text(self) -> str:
+        """What the first hint after this mistake says (``hint``, else ``message``)."""
         return self.hint or self.message
+
+
+# evidence patterns: the method checks' kinds, plus keyword arguments and more operators
+EVIDENCE_KINDS = ("attr", "call", "with", "op", "kw")
+EVIDENCE_OPERATORS = ("matmul", "floordiv", "is", "isub", "iadd", "imul", "idiv")
+
+
+def valid_evidence(pattern: str) -> bool:
+    """``pattern`` is one the evidence reader understands (``"call:cdist"``, ``"kw:dim"``...)."""
+    kind, _, name = pattern.partition(":")
+    if kind not in EVIDENCE_KINDS or not name:
+        return False
+    return kind != "op" or name in EVIDENCE_OPERATORS

@@ -33,18 +33,28 @@ def test_ellipsis_and_none_are_not_attempted(answer):
 
 
 def test_list_gets_the_exact_wrapping_fix():
-    failed_with([1.0, 2.0], torch.zeros(2), "a Python list", "torch.tensor(", "dtype=torch.float32")
+    failed_with(
+        [1.0, 2.0],
+        torch.zeros(2),
+        "a list of 2 Python floats",
+        "torch.tensor(",
+        "dtype=torch.float32",
+    )
 
 
 def test_list_of_tensors_gets_stack():
     failed_with(
-        [torch.zeros(2), torch.ones(2)], torch.zeros(2, 2), "list of tensors", "torch.stack("
+        [torch.zeros(2), torch.ones(2)], torch.zeros(2, 2), "a list of 2 tensors", "torch.stack("
     )
 
 
 def test_ndarray_gets_from_numpy_and_the_cast():
     failed_with(
-        np.zeros(3), torch.zeros(3), "a NumPy array (float64)", "torch.from_numpy", ".float()"
+        np.zeros(3),
+        torch.zeros(3),
+        "a NumPy array (float64, shape (3,))",
+        "torch.from_numpy",
+        ".float()",
     )
 
 
@@ -199,6 +209,18 @@ def test_value_patterns(make, fragment):
     failed_with(make(expected), expected, fragment)
 
 
+def test_one_number_repeated_is_told_no_factor_or_offset():
+    # lesson 13's answers hold each rank's copy of one mean: any two such tensors have a ratio
+    # and an offset, so neither says anything about the mistake
+    expected = torch.tensor([0.6373, 0.6373])
+    for answer in (torch.tensor([0.711, 0.711]), torch.tensor([0.5373, 0.5373])):
+        message = failed_with(answer, expected, "2 of 2 values differ")
+        assert "constant factor" not in message and "same amount" not in message, message
+    failed_with(-expected, expected, "wrong sign")
+    ones = torch.ones(3)
+    failed_with(2 * ones, ones, "exactly 2 times the expected gradient", grad_context=True)
+
+
 def test_square_transpose_in_values():
     x = torch.randn(3, 3, generator=gen())
     failed_with(x.T, x, "transpose")
@@ -313,7 +335,10 @@ def test_numbers_get_enough_digits_to_differ():
 def test_keepdim_mismatch_on_the_right_dim():
     x = torch.randn(3, 4, generator=gen())
     failed_with(
-        x.sum(1), x.sum(1, keepdim=True), "right dim (1) but with keepdim=False", inputs=(x,)
+        x.sum(1),
+        x.sum(1, keepdim=True),
+        "right dim (1), but your result drops that dim",
+        inputs=(x,),
     )
 
 

@@ -46,6 +46,43 @@ def test_a_launch_announces_itself_and_prints_no_omp_banner(tmp_path):
     assert "OMP_NUM_THREADS" not in done.stderr  # torchrun's starred banner names it
 
 
+# each rank waits until both have started, then prints many lines at the same time as the other
+PRINT_TOGETHER = """
+import os, time
+from pathlib import Path
+
+rank = os.environ["RANK"]
+Path(f"started{rank}").touch()
+deadline = time.monotonic() + 60
+while not (Path("started0").exists() and Path("started1").exists()):
+    assert time.monotonic() < deadline, "the other rank never started"
+    time.sleep(0.001)
+for i in range(3000):
+    print("rank", rank, "line", i)
+"""
+
+
+def test_two_ranks_printing_at_once_never_cut_into_each_others_lines(tmp_path):
+    # torchrun runs its workers with `python -u`, which writes every piece of a print
+    # separately: without whole-line writes, lines came out as "rankrank 0 line 5" (the
+    # flake of test_a_launch_announces_itself_and_prints_no_omp_banner)
+    script = tmp_path / "print_together.py"
+    script.write_text(PRINT_TOGETHER)
+    done = subprocess.run(
+        f"{_launch_command()} {script}",
+        shell=True,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()[1:]  # after the launch's own first line
+    broken = [line for line in lines if not re.fullmatch(r"rank [01] line \d+", line)]
+    assert broken == [], broken[:5]
+    assert len(lines) == 6000
+
+
 def test_a_worker_ends_as_its_script_ends_so_its_shutdown_cannot_abort_it(tmp_path):
     # a gloo process group that outlived destroy_process_group() can abort a worker during
     # the interpreter's shutdown on a busy machine; os.abort at exit stands in for it, every

@@ -5,11 +5,18 @@ import subprocess
 import sys
 
 
-def _run(tmp_path, source, *args):
+def _run(tmp_path, source, *args, python_options=()):
     script = tmp_path / "script.py"
     script.write_text(source)
     return subprocess.run(
-        [sys.executable, "-m", "course_helpers.environment.run_then_exit", str(script), *args],
+        [
+            sys.executable,
+            *python_options,
+            "-m",
+            "course_helpers.environment.run_then_exit",
+            str(script),
+            *args,
+        ],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -33,6 +40,14 @@ def test_nothing_runs_after_the_script_ends(tmp_path):
 def test_output_still_buffered_at_the_end_is_written(tmp_path):
     done = _run(tmp_path, "import sys\nsys.stdout.write('no newline, no flush')\n")
     assert done.stdout == "no newline, no flush"
+
+
+def test_each_line_is_written_whole_even_under_python_u(tmp_path):
+    # torchrun starts its workers with `python -u`, which writes every piece of a print
+    # separately: two ranks sharing the launch's stdout then cut into each other's lines
+    source = "import sys\nprint(sys.stdout.line_buffering, sys.stdout.write_through)\n"
+    done = _run(tmp_path, source, python_options=["-u"])
+    assert done.stdout == "True False\n"
 
 
 def test_exit_status_and_traceback_are_the_scripts(tmp_path):

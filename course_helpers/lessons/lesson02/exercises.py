@@ -106,9 +106,12 @@ EXERCISES = [
             "c": "torch.tensor([0, 2, 1, 0]).half()",
         },
         explanations={
-            "a": "float32 class indices are rejected. On the CPU: RuntimeError: expected "
-            "target dtype to be Long or Byte, but got Float. On CUDA: NotImplementedError: "
-            "\"nll_loss_forward_reduce_cuda_kernel_2d_index\" not implemented for 'Float'.",
+            "a": "float32 class indices are rejected. torch 2.13 and 2.14 say RuntimeError: "
+            "expected target dtype to be Long or Byte, but got Float (on the CPU; CUDA should "
+            "say the same, read in PyTorch's source, not run). torch 2.11 says expected scalar "
+            "type Long but found Float on the CPU and raises NotImplementedError "
+            "(\"nll_loss_forward_reduce_cuda_kernel_2d_index\" not implemented for 'Float') "
+            "on CUDA.",
             "c": ".half() makes float16 labels, which are rejected like float32 ones.",
         },
         hints=(
@@ -123,6 +126,11 @@ EXERCISES = [
     # --- exercises in solutions/02_dtype_and_device.ipynb ---
     Exercise(
         id="02.predict_promotion",
+        task_says={
+            "Without running it": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="Predict a promoted dtype",
         lesson=LESSON,
         kind="choice",
@@ -137,6 +145,11 @@ EXERCISES = [
     ),
     Exercise(
         id="02.megabytes",
+        task_says={
+            "It must work for any dtype and for empty tensors": (
+                "check:cases (float32, float64, int8, float16, an empty tensor, views)"
+            ),
+        },
         title="Megabytes of a tensor's data",
         lesson=LESSON,
         kind="function",
@@ -153,6 +166,11 @@ EXERCISES = [
     ),
     Exercise(
         id="02.float16_underflow",
+        task_says={
+            "Without running it": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="A tiny number in float16",
         lesson=LESSON,
         kind="choice",
@@ -166,8 +184,9 @@ EXERCISES = [
         },
         hints=(
             "Is 1e-8 too big or too small for float16?",
-            "The lesson found float16's smallest positive number with torch.nextafter: about "
-            "6e-08. A value less than half of it has no float16 neighbour closer than 0.",
+            "The lesson's optional part found float16's smallest positive number with "
+            "torch.nextafter: about 6e-08. A value less than half of it has no float16 neighbour "
+            "closer than 0.",
             "It underflows to 0.0: 'b'.",
         ),
         solution='answer = "b"',
@@ -206,6 +225,16 @@ EXERCISES = [
     ),
     Exercise(
         id="02.match_like",
+        task_says={
+            "the dtype and the device of reference": (
+                "check:cases (references of other dtypes, one on the meta device)"
+            ),
+            "keep the shape of values": "check:value (the output's shape is compared)",
+            "Do not name any device or dtype in your code": (
+                "check:cases (a reference on the meta device: a named device or dtype gives the "
+                "wrong one)"
+            ),
+        },
         title="Match another tensor's dtype and device",
         lesson=LESSON,
         kind="function",
@@ -235,6 +264,11 @@ EXERCISES = [
     ),
     Exercise(
         id="02.uint8_wrap",
+        task_says={
+            "Without running it": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="Predict a uint8 difference",
         lesson=LESSON,
         kind="choice",

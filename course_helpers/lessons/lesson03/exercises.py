@@ -60,6 +60,14 @@ def _columns_in_order_cases(g):
 EXERCISES = [
     Exercise(
         id="03.column_grid",
+        any_integer_dtype=True,
+        task_says={
+            "whose columns count up": "check:value (the values are compared)",
+            "One line with arange and two shape operations is enough": (
+                "advice: a remark on the size of the answer; the numbers typed in are not forbidden"
+                " here"
+            ),
+        },
         title="Numbers down the columns",
         lesson=LESSON,
         kind="value",
@@ -90,6 +98,11 @@ EXERCISES = [
     ),
     Exercise(
         id="03.permute_shape",
+        task_says={
+            "Without running it": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="Predict a permuted shape",
         lesson=LESSON,
         kind="choice",
@@ -106,6 +119,11 @@ EXERCISES = [
     ),
     Exercise(
         id="03.permute_stride",
+        task_says={
+            "Work it out by hand": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="Predict the strides of a permute",
         lesson=LESSON,
         kind="choice",
@@ -211,7 +229,8 @@ EXERCISES = [
         build_reference=lambda: "b",
         options={
             "a": "r is a view of t: reshape never copies.",
-            "b": "r is a copy: t is not contiguous, so reshape has to copy.",
+            "b": "r is a copy: no strides over t's memory read it in row order, so reshape "
+            "has to copy.",
             "c": "The reshape raises an error, like view would.",
         },
         explanations={
@@ -220,7 +239,7 @@ EXERCISES = [
             "c": "That is view's behaviour. reshape copies instead of failing.",
         },
         hints=(
-            "Is t contiguous? Compare t.stride() with the strides of a fresh 3×2 tensor.",
+            "Read t row by row: does that walk its memory in order? t.stride() tells you.",
             "reshape gives a view when the new shape can be described with strides over the "
             "same memory, and copies otherwise.",
             '"b"',
@@ -244,6 +263,11 @@ EXERCISES = [
     ),
     Exercise(
         id="03.fancy_index_shares",
+        task_says={
+            "Without running it": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="Does a list index share memory?",
         lesson=LESSON,
         kind="choice",

@@ -72,6 +72,11 @@ def _gram_cases(g):
 EXERCISES = [
     Exercise(
         id="04.broadcast_by_hand",
+        task_says={
+            "Broadcast by hand": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="Broadcast by hand",
         lesson=LESSON,
         kind="choice",
@@ -88,6 +93,13 @@ EXERCISES = [
     ),
     Exercise(
         id="04.times_table",
+        forbid=("op:matmul", "call:matmul", "call:mm", "loop:python"),
+        require=("call:arange",),
+        any_integer_dtype=True,
+        task_says={
+            "Use one arange, a column, a row and broadcasting": "check:call:arange",
+            "no loops": "check:loop:python",
+        },
         title="A multiplication table",
         lesson=LESSON,
         kind="value",
@@ -101,7 +113,6 @@ EXERCISES = [
         ),
         solution="numbers = torch.arange(1, 6)\nanswer = numbers[:, None] * numbers[None, :]",
         # an integer matrix product gives the same table on the CPU and fails on CUDA
-        forbid=("op:matmul", "call:matmul", "call:mm"),
     ),
     Exercise(
         id="04.center_rows",
@@ -149,8 +160,8 @@ EXERCISES = [
         build_reference=lambda: RuntimeError,
         hints=(
             "After expand(2, 3), how many places in memory hold the 6 elements of counts?",
-            "Only 3: both rows read the same memory. PyTorch refuses an in-place operation such "
-            "as += on a tensor where several elements share one memory location.",
+            "Only 3: both rows read the same memory. PyTorch refuses in-place arithmetic such "
+            "as += when several of the elements it writes share one memory location.",
             "It is the class the lesson's expand pitfall printed: the one PyTorch uses for most "
             "failures at run time (not ValueError, not TypeError).",
         ),
@@ -158,6 +169,11 @@ EXERCISES = [
     ),
     Exercise(
         id="04.pairwise_sq_dists",
+        forbid=("loop:python", "call:cdist"),
+        task_says={
+            "Use broadcasting": "check:call:cdist",
+            "no loops": "check:loop:python",
+        },
         title="Every point against every point",
         lesson=LESSON,
         kind="function",
@@ -205,6 +221,11 @@ EXERCISES = [
     ),
     Exercise(
         id="04.gram",
+        task_says={
+            "It must work for a single 2-D matrix and for a batch": (
+                "check:cases (a 2-D matrix and batches)"
+            ),
+        },
         title="Gram matrices for a batch",
         lesson=LESSON,
         kind="function",
@@ -369,7 +390,9 @@ EXERCISES = [
             "d": "fill_ is accepted on an expanded tensor; it writes the shared memory.",
         },
         hints=(
-            "A write is refused when several of the elements it writes share one location.",
+            "Assignment copies the value into each element it writes (copy_), and copy_ and "
+            "in-place arithmetic refuse when several of those elements share one memory "
+            "location; fill_ does not check.",
             "Which of the four writes touches several elements that are stored in one place?",
             "The elements of a column of e are all the same element of the original tensor.",
         ),

@@ -202,6 +202,13 @@ EXERCISES = [
     # ----------------------------------------------------------------- exercises
     Exercise(
         id="07.predict_no_grad",
+        task_says={
+            "without a graph": "check:must_build_no_graph",
+            "without recording a graph": "check:must_build_no_graph",
+            "The result must not require grad": (
+                "check:value (requires_grad of the output is compared)"
+            ),
+        },
         title="Predictions without a graph",
         lesson=LESSON,
         kind="function",
@@ -267,6 +274,10 @@ EXERCISES = [
     ),
     Exercise(
         id="07.detach_copy",
+        task_says={
+            "no history": "advice: a property of the option asked for, not an instruction",
+            "without changing x": "advice: a property of the option asked for, not an instruction",
+        },
         title="An independent copy without history",
         lesson=LESSON,
         kind="choice",
@@ -293,6 +304,15 @@ EXERCISES = [
     ),
     Exercise(
         id="07.stop_gradient",
+        require=("call:backward|grad",),
+        task_says={
+            "A target that must not move": "check:attributes:grad",
+            "fixed": "check:attributes:grad",
+            "Work out dloss/dw by hand first": (
+                "advice: a prediction to make before running the cell; the check reads w.grad from "
+                "autograd"
+            ),
+        },
         title="A target that must not move",
         lesson=LESSON,
         kind="autograd",
@@ -313,6 +333,12 @@ EXERCISES = [
     ),
     Exercise(
         id="07.freeze_first",
+        task_says={
+            "training leaves it unchanged": (
+                "check:value (the second layer learns other values when the first moves)"
+            ),
+            "second": "check:value (the second layer's weight is compared)",
+        },
         title="Freeze the first layer",
         lesson=LESSON,
         kind="value",
@@ -333,6 +359,10 @@ EXERCISES = [
     ),
     Exercise(
         id="07.eval_loop_fix",
+        task_says={
+            "Keep the name loss": "check:value (the last batch's loss is read)",
+            "must not track gradients": "check:value (its requires_grad is compared)",
+        },
         title="Fix the evaluation loop",
         lesson=LESSON,
         kind="value",
@@ -359,6 +389,9 @@ EXERCISES = [
     ),
     Exercise(
         id="07.frozen_momentum",
+        task_says={
+            "exactly": "advice: the wording of an option, not an instruction",
+        },
         title="A frozen layer that still moves",
         lesson=LESSON,
         kind="choice",
@@ -432,8 +465,8 @@ EXERCISES = [
             "requires_grad=True still makes a tensor that requires grad.",
             "c": "w * 2 is an operation, and under no_grad operations are not recorded: v has "
             "no grad_fn and does not require grad.",
-            "d": "Creating a tensor that requires grad is allowed anywhere; the lesson did it "
-            "inside no_grad.",
+            "d": "Creating a tensor that requires grad is allowed anywhere; the lesson's "
+            "optional part did it inside no_grad.",
         },
         hints=(
             "Which of the two lines is an operation on a tensor, and which only creates one?",
@@ -464,7 +497,8 @@ EXERCISES = [
             "flows into the layer still requires grad, so the graph goes on.",
         },
         hints=(
-            "The lesson froze the last layer of a model: was its output still recorded?",
+            "The lesson's optional part froze the last layer of a model: was its output still "
+            "recorded?",
             "A layer is left out of the graph only when nothing that enters it requires grad. "
             "Does the input of net[2] require grad?",
             "net[2]'s input comes from net[0]; the frozen parameters themselves keep .grad None.",
@@ -493,8 +527,8 @@ EXERCISES = [
             "Does every parameter of the backbone have requires_grad=False?",
             "From the layer of the forgotten weight on, the backbone's results require grad in "
             "(1). What does no_grad do to them in (2)?",
-            "Under no_grad nothing is recorded whatever the parameters say; the lesson's third "
-            "row measured both.",
+            "Under no_grad nothing is recorded whatever the parameters say; the third row of the "
+            "bytes table in the lesson's optional part measured both.",
         ),
         solution='answer = "b"',
     ),

@@ -63,6 +63,7 @@ def _evaluate(mistake: str):
 
     with torch.random.fork_rng(devices=[]):
         model = _seeded_model(7, 4, 8)
+    model.eval()  # the lesson's loop calls it; it changes nothing here (no dropout)
     g = cpu_generator(7)
     batches = [(torch.randn(10, 4, generator=g), torch.randn(10, 1, generator=g)) for _ in range(3)]
     total = 0.0
@@ -82,10 +83,16 @@ MISCONCEPTIONS = [
         label="graph recorded",
         build_answer=lambda: _predict_with_graph,
         message=(
-            "The product was recorded because weight requires grad. Calling torch.no_grad() "
-            "on its own line only creates the context manager: it switches recording off only "
-            "for the code indented under a `with` statement."
+            "Your function's result records a graph (it requires grad): the product was recorded "
+            "because weight requires grad. Recording must be switched off for the code that "
+            "computes it."
         ),
+        hint="Which statement switches recording off for the lines indented under it?",
+        cause=(
+            "torch.no_grad() switches recording off only for the code indented under a `with` "
+            "statement; called on its own line it only creates the context manager."
+        ),
+        evidence=("call:no_grad",),
     ),
     # --- 07.stop_gradient ---
     Misconception(
@@ -93,20 +100,22 @@ MISCONCEPTIONS = [
         label="target not detached",
         build_answer=lambda: _stop_gradient("none"),
         message=(
-            "The gradient also flowed through the target, because the target is computed "
-            "from w: the optimizer would move the target toward the prediction. Cut the "
+            "w's gradient also includes the path through the target, because the target is "
+            "computed from w: the optimizer would move the target toward the prediction. Cut the "
             "target out of the graph before the loss uses it."
         ),
+        hint="Through which two paths does the loss depend on w, and which one should stay fixed?",
     ),
     Misconception(
         exercise_id="07.stop_gradient",
         label="prediction detached instead",
         build_answer=lambda: _stop_gradient("prediction"),
         message=(
-            "The detached tensor is the prediction, so w learns only through the target, the "
-            "part that was meant to stay fixed. Detach the target and let the gradient flow "
-            "through the prediction."
+            "w's gradient comes only through the target, the part that was meant to stay fixed: "
+            "the prediction was cut out of the graph instead. Cut the target out and let the "
+            "gradient flow through the prediction."
         ),
+        hint="Which of the two, prediction or target, should the gradient flow through?",
     ),
     # --- 07.freeze_first ---
     Misconception(
@@ -115,27 +124,31 @@ MISCONCEPTIONS = [
         build_answer=lambda: _second_layer_after_training("nothing"),
         message=(
             "The first layer trained too, so the second layer learned on moving inputs. A "
-            "parameter whose requires_grad is False gets no .grad, and the optimizer skips it: "
+            "parameter that does not require grad gets no gradient, and the optimizer skips it: "
             "switch that off for model[0] before training."
         ),
+        hint="Which layer's parameters must stop requiring grad, and before what?",
     ),
     Misconception(
         exercise_id="07.freeze_first",
         label="only the weight frozen",
         build_answer=lambda: _second_layer_after_training("first weight only"),
         message=(
-            "Freezing model[0].weight alone leaves model[0].bias training. requires_grad_ on "
-            "the module model[0] switches off every parameter it holds."
+            "Your values are those of a run in which model[0]'s weight was frozen and its bias "
+            "kept training. Every parameter of model[0] must be frozen."
         ),
+        hint="Which parameters does model[0] hold, and does each of them still require grad?",
     ),
     Misconception(
         exercise_id="07.freeze_first",
         label="the second layer frozen",
         build_answer=lambda: _second_layer_after_training("second layer"),
         message=(
-            "This is the second layer frozen: its weight never moved from its initial "
-            "values. The layer to freeze is model[0]; model[2] must keep training."
+            "The second layer's weight does not require grad and never moved from its initial "
+            "values: the second layer was frozen. The layer to freeze is model[0]; model[2] must "
+            "keep training."
         ),
+        hint="Which layer does the task freeze, and which must keep training?",
     ),
     # --- 07.eval_loop_fix ---
     Misconception(
@@ -143,19 +156,26 @@ MISCONCEPTIONS = [
         label=".item() without no_grad",
         build_answer=lambda: _evaluate("item only"),
         message=(
-            ".item() makes the total a float, so the graphs are no longer kept alive, but every "
-            "forward pass still records one. Run the loop under torch.no_grad() so that none is "
-            "built."
+            "Your mean loss is a number now, but the last batch's loss still records a graph: "
+            "every forward pass still builds one. Run the loop with recording switched off so that "
+            "none is built."
         ),
+        hint="Does taking the numbers out stop the forward passes from being recorded?",
+        cause=(
+            ".item() makes the total a float, so the graphs are no longer kept alive, but every "
+            "forward pass still records one."
+        ),
+        evidence=("call:item",),
     ),
     Misconception(
         exercise_id="07.eval_loop_fix",
         label="total stays a tensor",
         build_answer=lambda: _evaluate("tensor total"),
         message=(
-            "No graph is built now, but adding the loss tensors keeps mean_loss a tensor. Take "
-            "each batch's number out of its tensor when you add it."
+            "No graph is built now, but your mean loss is still a tensor. Take each batch's number "
+            "out of its tensor when you add it."
         ),
+        hint="What kind of value should the mean loss be: a tensor or a Python number?",
     ),
 ]
 
@@ -167,9 +187,10 @@ MISCONCEPTIONS += [
         build_answer=lambda: None,
         message=(
             "As a decorator, @torch.no_grad works with or without parentheses, but a with "
-            "statement calls __enter__ on the object it is given, and here that object is "
-            "the class torch.no_grad itself, not an instance: Python refuses."
+            "statement calls __enter__ on the object it is given, and here that object is the "
+            "class torch.no_grad itself, not an instance: Python refuses."
         ),
+        hint="What does the with statement get here: the class, or an object made by calling it?",
     ),
 ]
 
@@ -190,19 +211,27 @@ MISCONCEPTIONS += [
         label="with torch.no_grad (no parentheses)",
         build_answer=lambda: _predict_no_parentheses,
         message=(
-            "`with torch.no_grad:` hands the with statement the class, not an instance of it, "
-            "and Python refuses. The with statement needs the object you get by calling it."
+            "Your function stops with a TypeError: the with statement was handed something that is "
+            "not a context manager. It needs an object you get by calling, not the class itself."
         ),
+        hint="Does the with statement get the class, or an instance made by calling it?",
+        cause=(
+            "`with torch.no_grad:` hands the with statement the class, not an instance of it, and "
+            "Python refuses. Call it: `with torch.no_grad():`."
+        ),
+        evidence=("with:no_grad",),
     ),
     Misconception(
         exercise_id="07.predict_no_grad",
         label="weight @ inputs",
         build_answer=lambda: _predict_swapped,
         message=(
-            "The order of a matrix product matters: each row of inputs is one example with "
-            "one number per feature, and weight holds one number per feature. Put the "
-            "operand whose last size matches weight's first size on the left."
+            "Your function stops with an error: the matrix product's operands are in the wrong "
+            "order. Each row of inputs is one example with one number per feature, and weight "
+            "holds one number per feature: put the operand whose last size matches weight's first "
+            "size on the left."
         ),
+        hint="Which operand's last size matches the other's first size?",
     ),
 ]
 
@@ -212,20 +241,27 @@ MISCONCEPTIONS += [
         label="model.eval() only",
         build_answer=lambda: _evaluate("unchanged"),
         message=(
-            "model.eval() switches layers such as dropout to evaluation behaviour; it does "
-            "not stop autograd from recording. Every forward pass still builds a graph, and "
-            "the tensor total keeps all of them alive."
+            "Your mean loss is still a tensor, and every forward pass still builds a graph that "
+            "the tensor total keeps alive. Recording must be switched off for the loop, and each "
+            "batch's number taken out of its tensor."
         ),
+        hint="What switches autograd's recording off for the loop?",
+        cause=(
+            "model.eval() switches layers such as dropout to evaluation behaviour; it does not "
+            "stop autograd from recording."
+        ),
+        evidence=("call:eval",),
     ),
     Misconception(
         exercise_id="07.eval_loop_fix",
         label="divided by the batch size",
         build_answer=lambda: _evaluate("divided by the batch size"),
         message=(
-            "Each batch's loss is already a mean over its samples, so the total is a sum of "
-            "one number per batch: average it over the number of batches, not over the "
-            "samples in one batch."
+            "Your mean loss is the total over the batch count times too small: each batch's loss "
+            "is already a mean over its samples, so the total is a sum of one number per batch. "
+            "Average it over the number of batches, not over the samples in one batch."
         ),
+        hint="The total adds one number per batch: what do you divide it by to get their mean?",
     ),
 ]
 
@@ -235,8 +271,9 @@ MISCONCEPTIONS += [
         label="answered with w.grad",
         build_answer=lambda: _stop_gradient_detached_target().grad,
         message=(
-            "The check reads the gradient from w itself (and checks that w is still a leaf "
-            "that requires grad): answer with w, not with w.grad."
+            "Your answer holds w's gradient, not w: the check reads the gradient from w itself "
+            "(and checks that w is still a leaf that requires grad). Answer with w."
         ),
+        hint="Which tensor does the check want: the gradient, or the leaf that holds it?",
     ),
 ]

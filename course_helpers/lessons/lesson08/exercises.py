@@ -101,6 +101,11 @@ EXERCISES = [
     # ----------------------------------------------------------------- exercises
     Exercise(
         id="08.version_predict",
+        task_says={
+            "without running it": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="Count the versions",
         lesson=LESSON,
         kind="choice",
@@ -120,21 +125,25 @@ EXERCISES = [
         kind="error",
         build_reference=lambda: RuntimeError,
         explanations={
-            "TypeError": "Python accepts the call; it is torch that refuses to store a float "
-            "result in an int64 tensor.",
+            "TypeError": "Python accepts the call; it is torch that refuses to store mul_'s "
+            "float result in an int64 tensor.",
             "ValueError": "Not a ValueError: torch reports this from its C++ core, with the "
             "class it uses for most of its errors. Run the cell and read the last line.",
         },
         hints=(
             "counts * 0.5 would be a float tensor. Can an in-place op change the dtype of counts?",
-            "An in-place op must write its result into the existing int64 memory; torch refuses "
-            "to store a float result in an integer tensor (a change of the dtype's kind).",
+            "An in-place arithmetic op such as mul_ must write its result into the existing "
+            "int64 memory; torch refuses to store its float result in an integer tensor (a "
+            "change of the dtype's kind).",
             "RuntimeError: result type Float can't be cast to the desired output type Long.",
         ),
         solution="answer = RuntimeError",
     ),
     Exercise(
         id="08.safe_inplace",
+        task_says={
+            "one": "advice: the wording of the question, not an instruction",
+        },
         title="Which changes are safe?",
         lesson=LESSON,
         kind="choice",
@@ -162,6 +171,10 @@ EXERCISES = [
     ),
     Exercise(
         id="08.out_of_place",
+        task_says={
+            "without touching the input": "check:inputs_unchanged",
+            "leaves x unchanged": "check:inputs_unchanged",
+        },
         title="Scale and clip without touching the input",
         lesson=LESSON,
         kind="function",
@@ -178,6 +191,10 @@ EXERCISES = [
     ),
     Exercise(
         id="08.sgd_step",
+        task_says={
+            "and is still the same leaf that requires grad": "check:attributes:is_leaf",
+            "Update it in place": "check:attributes:version",
+        },
         title="A working SGD step",
         lesson=LESSON,
         kind="autograd",
@@ -197,6 +214,10 @@ EXERCISES = [
     ),
     Exercise(
         id="08.relu_fix",
+        require=("call:backward|grad",),
+        task_says={
+            "without breaking backward": "check:call:backward|grad",
+        },
         title="Zero the negatives without breaking backward",
         lesson=LESSON,
         kind="autograd",
@@ -218,6 +239,10 @@ EXERCISES = [
     ),
     Exercise(
         id="08.anomaly_culprit",
+        task_says={
+            "exactly": "advice: the wording of the question, not an instruction",
+            "must go": "advice: the wording of the question, not an instruction",
+        },
         title="Find the culprit",
         lesson=LESSON,
         kind="choice",
@@ -237,9 +262,10 @@ EXERCISES = [
         hints=(
             "Run forward(x).backward() inside `with torch.autograd.set_detect_anomaly(True):` "
             "and read which forward line is reported.",
-            "The error says 'output 0 of Mul': for a tensor saved as an input, that is its grad_fn "
-            "now, i.e. the last in-place operation on it. The anomaly report points at "
-            "h4 = h3 * h1, which saved h1 as an input. Which line changes h1 later?",
+            "The error says 'output 0 of Mul' ('MulBackward0' on torch 2.11): for a tensor saved "
+            "as an input, that is its grad_fn now, i.e. the last in-place operation on it. The "
+            "anomaly report points at h4 = h3 * h1, which saved h1 as an input. Which line "
+            "changes h1 later?",
             "Look for the in-place multiplication of a tensor that h4 = h3 * h1 saved.",
         ),
         solution='answer = "c"',
@@ -264,9 +290,10 @@ EXERCISES = [
             "d": "The conversion does not round down (floor): for -1.5 it cuts towards zero.",
         },
         hints=(
-            "Which in-place operations refused a float in the lesson, and which did not?",
+            "Which in-place operations refused a float in the lesson's optional part, and which "
+            "did not?",
             "Indexed assignment and copy_ keep the int64 dtype and convert each value; the "
-            "lesson printed what 0.7, 1.9 and -2.7 became.",
+            "lesson's optional part printed what 0.7, 1.9 and -2.7 became.",
             "The conversion drops the fractional part, towards zero: work out 2.9, -1.5 and 7.99 "
             "that way and pick the matching option.",
         ),
@@ -274,6 +301,11 @@ EXERCISES = [
     ),
     Exercise(
         id="08.version_getitem",
+        task_says={
+            "without running it": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="Count the writes",
         lesson=LESSON,
         kind="choice",
@@ -288,6 +320,11 @@ EXERCISES = [
     ),
     Exercise(
         id="08.copyslices_grad",
+        task_says={
+            "Work out by hand": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="A gradient through an in-place write",
         lesson=LESSON,
         kind="choice",
@@ -357,6 +394,11 @@ EXERCISES = [
     ),
     Exercise(
         id="08.silent_downcast",
+        task_says={
+            "without running it": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="A wider result written in place",
         lesson=LESSON,
         kind="choice",

@@ -51,9 +51,10 @@ MISCONCEPTIONS = [
         label="only changes through the view",
         build_answer=lambda: 1,
         message=(
-            "a view shares more than its base's memory: it shares the version counter too, so "
-            "an in-place change made through the base counts for the view as well."
+            "a view shares more than its base's memory: it shares the version counter too, so an "
+            "in-place change made through the base counts for the view as well."
         ),
+        hint="Does a view have a version counter of its own, or share its base's?",
     ),
     Misconception(
         exercise_id="08.quiz_version",
@@ -63,6 +64,7 @@ MISCONCEPTIONS = [
             "taking a slice reads memory, it writes nothing: only in-place writes raise the "
             "version counter."
         ),
+        hint="Which lines write into memory, and which only read it?",
     ),
     # --- 08.version_predict ---
     Misconception(
@@ -70,27 +72,30 @@ MISCONCEPTIONS = [
         label="u's change counted for t",
         build_answer=lambda: 3,
         message=(
-            "u is a new tensor with its own memory and its own counter (multiplying makes a "
-            "copy, not a view), so u.add_ does not touch t's counter."
+            "u is a new tensor with its own memory and its own counter (multiplying makes a copy, "
+            "not a view), so u.add_ does not touch t's counter."
         ),
+        hint="Does u share t's memory, or have its own?",
     ),
     Misconception(
         exercise_id="08.version_predict",
         label="slice assignment not counted",
         build_answer=lambda: 1,
         message=(
-            "assigning into a slice, t[1:] = 0, writes into t's memory in place, so it raises "
-            "t's version just like a method ending in _ does."
+            "assigning into a slice, t[1:] = 0, writes into t's memory in place, so it raises t's "
+            "version just like a method ending in _ does."
         ),
+        hint="Does assigning into a slice of t write into t's memory?",
     ),
     Misconception(
         exercise_id="08.version_predict",
         label="every line counted",
         build_answer=lambda: 4,
         message=(
-            "only in-place writes into t's memory count. Building a new tensor from t reads t "
-            "and leaves its counter alone, and changes to that new tensor are its own."
+            "only in-place writes into t's memory count. Building a new tensor from t reads t and "
+            "leaves its counter alone, and changes to that new tensor are its own."
         ),
+        hint="Which of the lines write into t's own memory?",
     ),
     # --- 08.version_getitem ---
     Misconception(
@@ -101,15 +106,17 @@ MISCONCEPTIONS = [
             "t[0] += 1 is not one write. Python runs it as: take the view t[0], add to it in "
             "place, then assign the result back into t[0] (a setitem, which writes again)."
         ),
+        hint="Into how many steps does Python split t[0] += 1, and how many of them write?",
     ),
     Misconception(
         exercise_id="08.version_getitem",
         label="only methods ending in _ count",
         build_answer=lambda: 1,
         message=(
-            "indexing writes count too: an augmented assignment on an element adds in place "
-            "and then writes the element back, and every write raises the shared counter."
+            "indexing writes count too: an augmented assignment on an element adds in place and "
+            "then writes the element back, and every write raises the shared counter."
         ),
+        hint="Is an augmented assignment on an element a write into t's memory?",
     ),
     # --- 08.copyslices_grad ---
     Misconception(
@@ -117,27 +124,30 @@ MISCONCEPTIONS = [
         label="the weight of h[1] forgotten",
         build_answer=lambda: 6.0,
         message=(
-            "that is the derivative of b * b alone. The loss multiplies h[1] by its weight in "
-            "the weight vector before summing, and the chain rule keeps that factor."
+            "that is the derivative of b * b alone. The loss multiplies h[1] by its weight in the "
+            "weight vector before summing, and the chain rule keeps that factor."
         ),
+        hint="Which factor multiplies h[1] in the loss?",
     ),
     Misconception(
         exercise_id="08.copyslices_grad",
         label="the in-place write blocks the gradient",
         build_answer=lambda: 0.0,
         message=(
-            "writing into h is recorded by autograd (as CopySlices), so h requires grad after "
-            "it and the gradient reaches b through the written element."
+            "writing into h is recorded by autograd (as CopySlices), so h requires grad after it "
+            "and the gradient reaches b through the written element."
         ),
+        hint="Does autograd record a write into h, and does the gradient then reach b?",
     ),
     Misconception(
         exercise_id="08.copyslices_grad",
         label="the loss value",
         build_answer=lambda: 22.0,
         message=(
-            "that is the value of the loss, not its derivative. Write the loss as a function of "
-            "b and differentiate it."
+            "that is the value of the loss, not its derivative. Write the loss as a function of b "
+            "and differentiate it."
         ),
+        hint="The question asks for the loss or for its derivative with respect to b?",
     ),
     # --- 08.out_of_place ---
     Misconception(
@@ -145,18 +155,25 @@ MISCONCEPTIONS = [
         label="clipped before scaling",
         build_answer=lambda: _clip_then_scale,
         message=(
-            "The order changed: clipping first and scaling afterwards can give values up to "
-            "twice the limit. Keep the original order, scale first, then clip."
+            "Your values were clipped first and scaled afterwards, so they reach up to twice the "
+            "limit. Keep the original order: scale first, then clip."
         ),
+        hint="In the original code, which comes first: the scaling or the clipping?",
     ),
     Misconception(
         exercise_id="08.out_of_place",
         label="min instead of max",
         build_answer=lambda: _scale_and_clip_min,
         message=(
-            "clamp(min=...) raises small values up to the bound; the original clips large "
-            "values down to it, which is clamp's max."
+            "Your function raises small values up to the bound, where the original clips large "
+            "values down to it: the bound is an upper one."
         ),
+        hint="Does the original keep values below the bound or above it?",
+        cause=(
+            "clamp(min=...) raises small values up to the bound; the original clips large values "
+            "down to it, which is clamp's max."
+        ),
+        evidence=("call:clamp",),
     ),
     # --- 08.sgd_step ---
     Misconception(
@@ -164,31 +181,34 @@ MISCONCEPTIONS = [
         label="w rebound to a new tensor",
         build_answer=lambda: _sgd_step("new tensor"),
         message=(
-            "w = w - ... makes a new tensor and gives it the name w; the parameter itself is "
-            "unchanged, and the new tensor (made under no_grad) does not require grad. Update "
-            "the existing tensor in place."
+            "The tensor you handed in does not require grad: it is a new tensor, made while "
+            "recording was off, not the parameter itself, which is unchanged. Update the existing "
+            "tensor in place."
         ),
+        hint="Is the tensor you hand in still the parameter you started with?",
     ),
     Misconception(
         exercise_id="08.sgd_step",
         label="new leaf, or a write through .data",
         build_answer=lambda: _sgd_step("new leaf"),
         message=(
-            "The values are right, but no in-place update of w was recorded. Either they sit "
-            "in a new leaf (an optimizer or model holding the original w would never see "
-            "them), or they were written through .data, which hides the change from "
-            "autograd's version counter. Change the existing tensor in place, under "
-            "torch.no_grad()."
+            "The values are right, but no in-place update of w was recorded (its version counter "
+            "did not move). Either they sit in a new leaf (an optimizer or model holding the "
+            "original w would never see them), or they were written behind autograd's back, which "
+            "hides the change from the version counter. Change the existing tensor in place, with "
+            "recording switched off."
         ),
+        hint="How can the update change w itself, in place, so that its version counter moves?",
     ),
     Misconception(
         exercise_id="08.sgd_step",
         label="step up the gradient",
         build_answer=lambda: _sgd_step("ascent"),
         message=(
-            "Adding the gradient moves w uphill, toward a larger loss. Gradient descent steps "
+            "w moved uphill, toward a larger loss: the gradient was added. Gradient descent steps "
             "against the gradient."
         ),
+        hint="To lower the loss, do you step along the gradient or against it?",
     ),
     # --- 08.relu_fix ---
     Misconception(
@@ -196,19 +216,25 @@ MISCONCEPTIONS = [
         label="zeroing dropped",
         build_answer=lambda: _relu_fix("none"),
         message=(
-            "backward works now, but the loss is not the same: the negative activation was "
-            "not zeroed, so it still contributes a gradient. Zero it with an out-of-place "
-            "operation."
+            "backward works now, but the loss is not the same: the negative activation was not "
+            "zeroed, so it still contributes a gradient. Zero it with an out-of-place operation."
         ),
+        hint="What did the original line do to the negative activations?",
     ),
     Misconception(
         exercise_id="08.relu_fix",
         label="clamp(max=0)",
         build_answer=lambda: _relu_fix("clamp max"),
         message=(
-            "clamp(max=0) keeps the negatives and zeroes the positives, the opposite of the "
+            "Your activations keep the negatives and zero the positives, the opposite of the "
             "original line. The bound that removes negatives is a lower bound."
         ),
+        hint="To remove the negatives, is the bound at 0 a lower or an upper bound?",
+        cause=(
+            "clamp's max is an upper bound: clamp(max=0) keeps the negatives and zeroes the "
+            "positives. A lower bound is clamp's min."
+        ),
+        evidence=("call:clamp",),
     ),
 ]
 
@@ -219,10 +245,15 @@ MISCONCEPTIONS += [
         label="mul_ and clamp_ on the input",
         build_answer=lambda: _scale_and_clip_in_place,
         message=(
-            "mul_ and clamp_ change the tensor you were given: the result is right, but the "
-            "caller's input is overwritten. Use mul and clamp (no underscore), which return "
-            "new tensors."
+            "Your result is right, but the caller's input is overwritten: your function writes "
+            "into the tensor it was given. Compute new tensors instead."
         ),
+        hint="Does your function leave the tensor it was given as it was?",
+        cause=(
+            "mul_ and clamp_ (ending in an underscore) change the tensor you were given: use mul "
+            "and clamp, which return new tensors."
+        ),
+        evidence=("call:mul_|clamp_",),
     ),
 ]
 
@@ -233,28 +264,33 @@ MISCONCEPTIONS += [
         label="a slice is a new tensor",
         build_answer=lambda: 0,
         message=(
-            "a basic slice is a view, not a copy: it starts from its base's counter and "
-            "shares it afterwards, so in-place writes through either tensor count for both."
+            "a basic slice is a view, not a copy: it starts from its base's counter and shares it "
+            "afterwards, so in-place writes through either tensor count for both."
         ),
+        hint="Is a basic slice a view or a copy, and what does a view share with its base?",
     ),
     Misconception(
         exercise_id="08.version_getitem",
         label="reading t[0] counted as a write",
         build_answer=lambda: 4,
         message=(
-            "taking the view t[0] only reads: it makes a new view and writes nothing. Count "
-            "only the in-place writes into t's memory."
+            "taking the view t[0] only reads: it makes a new view and writes nothing. Count only "
+            "the in-place writes into t's memory."
         ),
+        hint="Which of the steps write into t's memory, and which only read it?",
     ),
     Misconception(
         exercise_id="08.inplace_dtype",
         label="no error: the dtype changes",
         build_answer=lambda: None,
         message=(
-            "An in-place operation never changes a tensor's dtype: it must write its result "
-            "into the memory counts already has, as int64. The float result cannot be stored "
-            "there, and PyTorch refuses instead of silently rounding it."
+            "In-place arithmetic such as mul_ never changes a tensor's dtype: it must write its "
+            "result into the memory counts already has, as int64. The float result cannot be "
+            "stored there, and PyTorch refuses it instead of cutting off the fractions. (Other "
+            "in-place writes, such as assignment, fill_ and copy_, do cut them off silently: see "
+            "the lesson's optional part.)"
         ),
+        hint="Can an in-place operation change the dtype of the tensor it writes into?",
     ),
 ]
 
@@ -272,9 +308,13 @@ MISCONCEPTIONS += [
         label="relu of a instead of tanh's output",
         build_answer=_relu_without_tanh,
         message=(
-            "torch.relu(a) zeroes the negatives of a itself and drops the tanh. The fix must "
-            "keep tanh and make a new tensor from its output with the negatives set to 0."
+            "a's gradient is that of a loss without the tanh: the negatives of a itself were "
+            "zeroed, and the tanh dropped. The fix must keep tanh and make a new tensor from its "
+            "output with the negatives set to 0."
         ),
+        hint="Is the tanh still part of your computation?",
+        cause="torch.relu(a) zeroes the negatives of a itself and drops the tanh.",
+        evidence=("call:relu",),
     ),
     # --- 08.silent_downcast ---
     Misconception(
@@ -282,8 +322,12 @@ MISCONCEPTIONS += [
         label="in place widens the dtype",
         build_answer=lambda: 3000000000,
         message=(
-            "an in-place operation writes into the tensor's existing memory, so total stays "
-            "int32 whatever the other operand's dtype; think about what int32 can hold."
+            "an in-place operation writes into the tensor's existing memory, so total stays int32 "
+            "whatever the other operand's dtype; think about what int32 can hold."
+        ),
+        hint=(
+            "After the in-place addition, what dtype does total have, and can it hold "
+            "3,000,000,000?"
         ),
     ),
     Misconception(
@@ -291,8 +335,12 @@ MISCONCEPTIONS += [
         label="the cast saturates",
         build_answer=lambda: 2147483647,
         message=(
-            "the cast down does not stop at the largest int32: an integer that does not fit "
-            "wraps around, keeping only its value modulo 2**32."
+            "the cast down does not stop at the largest int32: an integer that does not fit wraps "
+            "around, keeping only its value modulo 2**32."
+        ),
+        hint=(
+            "When an integer does not fit into int32, does it stop at the largest value or wrap "
+            "around?"
         ),
     ),
     Misconception(
@@ -300,8 +348,10 @@ MISCONCEPTIONS += [
         label="a value that does not fit becomes zero",
         build_answer=lambda: 0,
         message=(
-            "a value that does not fit is not replaced by zero. In the lesson 2**40 became 0 "
-            "only because it is a multiple of 2**32: the cast keeps the value modulo 2**32."
+            "a value that does not fit is not replaced by zero. In the lesson's optional part "
+            "2**40 became 0 only because it is a multiple of 2**32: the cast keeps the value "
+            "modulo 2**32."
         ),
+        hint="What is 3,000,000,000 modulo 2**32, read as a signed int32?",
     ),
 ]

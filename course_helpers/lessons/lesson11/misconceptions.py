@@ -110,27 +110,31 @@ MISCONCEPTIONS = [
         label="update recorded in the graph",
         build_answer=lambda: _gd_step_keeps_graph,
         message=(
-            "The update itself was recorded by autograd, because w requires grad. Compute "
-            "the new weights with recording switched off."
+            "Your new weights record a graph (they require grad): the update itself was recorded "
+            "by autograd, because w requires grad. Compute the new weights with recording switched "
+            "off."
         ),
+        hint="Should autograd record the update of the weights?",
     ),
     Misconception(
         exercise_id="11.gd_step",
         label="summed loss",
         build_answer=lambda: _gd_step_summed_loss,
         message=(
-            "The loss of the task is the mean squared error; a sum makes the gradient, and "
-            "so the step, as many times larger as there are points."
+            "Your step is as many times larger as there are points: the gradient is that of the "
+            "summed squared error. The loss of the task is the mean squared error."
         ),
+        hint="Is the task's loss a sum or a mean of the squared errors?",
     ),
     Misconception(
         exercise_id="11.gd_step",
         label="step up the gradient",
         build_answer=lambda: _gd_step_ascent,
         message=(
-            "Adding the gradient moves uphill, toward a larger loss. Gradient descent steps "
-            "against the gradient."
+            "Your weights moved uphill, toward a larger loss: the gradient was added. Gradient "
+            "descent steps against the gradient."
         ),
+        hint="To lower the loss, do you step along the gradient or against it?",
     ),
     # --- 11.leaf_after_steps ---
     Misconception(
@@ -138,19 +142,21 @@ MISCONCEPTIONS = [
         label="zeroed after every step",
         build_answer=lambda: _three_steps((0, 1, 2)),
         message=(
-            "w's value is right, but its gradient was zeroed after the third update too. The "
-            "task keeps the third step's gradient in w.grad: clear it only after the first "
-            "two."
+            "w's value is right, but its gradient was cleared after the third update too. The task "
+            "keeps the third step's gradient in w's gradient: clear it only after the first two."
         ),
+        hint="After which updates does the task clear the gradient?",
     ),
     Misconception(
         exercise_id="11.leaf_after_steps",
         label="never zeroed",
         build_answer=lambda: _three_steps(()),
         message=(
-            "Without zeroing, each backward() adds its gradient to the earlier ones, so the "
-            "second and third updates use a running sum instead of their own gradient."
+            "Your w is that of a run in which the gradient was never cleared: each backward pass "
+            "adds its gradient to the earlier ones, so the second and third updates use a running "
+            "sum instead of their own gradient."
         ),
+        hint="What does w's gradient hold at the second update?",
     ),
     # --- 11.fix_forgotten_zero ---
     Misconception(
@@ -158,20 +164,21 @@ MISCONCEPTIONS = [
         label="gradients still accumulate",
         build_answer=lambda: _module_loop("unchanged"),
         message=(
-            "This is the loop's old result: nothing clears the gradients, so each step "
-            "follows the sum of all earlier gradients. Clear them once per iteration, "
-            "before backward()."
+            "This is the loop's old result: nothing clears the gradients, so each step follows the "
+            "sum of all earlier gradients. Clear them once per iteration, before the backward "
+            "pass."
         ),
+        hint="What do the gradients hold at the start of the second iteration?",
     ),
     Misconception(
         exercise_id="11.fix_forgotten_zero",
         label="zero_grad between backward and step",
         build_answer=lambda: _module_loop("zero before step"),
         message=(
-            "zero_grad() between backward() and step() erases the gradient that step() "
-            "needs, so the weights never move. Clear the old gradients before computing "
-            "new ones."
+            "The weights never moved: every update found no gradient to follow. Clear the old "
+            "gradients before computing new ones, not between computing them and using them."
         ),
+        hint="When the update runs, what must the gradients hold?",
     ),
     # --- 11.evaluate ---
     Misconception(
@@ -179,56 +186,71 @@ MISCONCEPTIONS = [
         label="mode not restored",
         build_answer=lambda: _probe(_evaluate_left_in_eval),
         message=(
-            "model.eval() stays in force after your function returns, so the caller's "
-            "training loop would go on without dropout. Remember the mode the model arrived "
-            "in (model.training) and put it back."
+            "Your function leaves the model in evaluation mode after it returns, so the caller's "
+            "training loop would go on without dropout. Remember the mode the model arrived in and "
+            "put it back."
         ),
+        hint=(
+            "Which mode is the model in after your function returns, and which mode did it arrive "
+            "in?"
+        ),
+        cause="model.eval() stays in force after your function returns.",
+        evidence=("call:eval",),
     ),
     Misconception(
         exercise_id="11.evaluate",
         label="always back to train mode",
         build_answer=lambda: _probe(_evaluate_always_back_to_train),
         message=(
-            "model.train() at the end is right for a model that arrived in training mode, "
-            "but one arrived in evaluation mode and leaves in training mode. Restore the "
-            "mode it came in, whichever it was."
+            "A model that arrived in evaluation mode leaves your function in training mode. "
+            "Restore the mode it came in, whichever it was."
         ),
+        hint="What should happen to a model that arrived in evaluation mode?",
+        cause="model.train() at the end is right for a model that arrived in training mode only.",
+        evidence=("call:train",),
     ),
     Misconception(
         exercise_id="11.evaluate",
         label="graph built",
         build_answer=lambda: _probe(_evaluate_with_graph),
         message=(
-            "model.eval() only changes layers such as dropout; it does not stop autograd "
-            "from recording. Evaluation also needs recording switched off."
+            "Your loss records a graph (it requires grad): the forward pass was recorded. "
+            "Evaluation also needs recording switched off."
         ),
+        hint="What switches autograd's recording off during evaluation?",
+        cause=(
+            "model.eval() only changes layers such as dropout; it does not stop autograd from "
+            "recording."
+        ),
+        evidence=("call:eval",),
     ),
     # --- 11.loader_batches ---
     Misconception(
         exercise_id="11.loader_batches",
         label="last short batch dropped",
         build_answer=lambda: (3, 32),
-        message=(
-            "a DataLoader keeps the last, shorter batch: it drops it only with drop_last=True."
-        ),
+        message="a DataLoader keeps the last, shorter batch: it drops it only with drop_last=True.",
+        hint="What happens to the samples left over after the full batches?",
     ),
     Misconception(
         exercise_id="11.loader_batches",
         label="last batch full",
         build_answer=lambda: (4, 32),
         message=(
-            "the last batch can only hold the samples that are left after the full batches; "
-            "the DataLoader does not pad it or reuse samples."
+            "the last batch can only hold the samples that are left after the full batches; the "
+            "DataLoader does not pad it or reuse samples."
         ),
+        hint="How many samples are left for the last batch?",
     ),
     Misconception(
         exercise_id="11.loader_batches",
         label="samples spread evenly",
         build_answer=lambda: (4, 25),
         message=(
-            "the DataLoader does not spread the samples evenly over the batches: every batch "
-            "but the last has exactly batch_size samples, and the last gets the rest."
+            "the DataLoader does not spread the samples evenly over the batches: every batch but "
+            "the last has exactly batch_size samples, and the last gets the rest."
         ),
+        hint="How many samples does every batch but the last hold?",
     ),
     # --- 11.seeded_loader ---
     Misconception(
@@ -236,29 +258,36 @@ MISCONCEPTIONS = [
         label="global generator",
         build_answer=lambda: _batches("global generator"),
         message=(
-            "Without a generator of its own, the loader draws its shuffling seed from the "
-            "global generator, so its order depends on everything that used that generator "
-            "before. The loader needs a source of randomness of its own."
+            "Your order is the one the global random generator gives here, so it depends on "
+            "everything that used that generator before. The loader needs a source of randomness "
+            "of its own."
         ),
+        hint="Where does the loader's shuffling get its randomness from?",
     ),
     Misconception(
         exercise_id="11.seeded_loader",
         label="global seed 3",
         build_answer=lambda: _batches("global seed"),
         message=(
-            "torch.manual_seed(3) seeds the global generator, which any code between the seed "
-            "and the loop can move on. The order must come from randomness that belongs to "
-            "the loader alone."
+            "Your order is the one a global seed of 3 gives: the global generator, which any code "
+            "between the seed and the loop can move on. The order must come from randomness that "
+            "belongs to the loader alone."
         ),
+        hint="Which randomness can no other code move on between seeding and the loop?",
+        cause="torch.manual_seed(3) seeds the global generator.",
+        evidence=("call:manual_seed",),
     ),
     Misconception(
         exercise_id="11.seeded_loader",
         label="not shuffled",
         build_answer=lambda: _batches("not shuffled"),
         message=(
-            "These batches are in the dataset's order: without shuffle=True a DataLoader "
-            "does not shuffle, and a generator alone does not change that."
+            "These batches are in the dataset's order: they were not shuffled, and a generator "
+            "alone does not change that."
         ),
+        hint="What tells the loader to shuffle at all?",
+        cause="A DataLoader shuffles only with shuffle=True.",
+        evidence=("call:DataLoader",),
     ),
 ]
 
@@ -270,9 +299,10 @@ MISCONCEPTIONS += [
         build_answer=lambda: None,
         message=(
             "w -= ... is an in-place change of w, and w is a leaf that requires grad: outside "
-            "torch.no_grad() autograd would have to record the update itself, and it refuses "
-            "to do that to a leaf. Run the snippet and read the last line."
+            "torch.no_grad() autograd would have to record the update itself, and it refuses to do "
+            "that to a leaf. Run the snippet and read the last line."
         ),
+        hint="Can autograd record an in-place change of a leaf that requires grad?",
     ),
 ]
 
@@ -295,19 +325,24 @@ MISCONCEPTIONS += [
         label="stepped uphill (+=)",
         build_answer=_three_steps_ascent,
         message=(
-            "w += ... moves w along the gradient, the direction in which the loss grows "
-            "fastest. Gradient descent subtracts the gradient, so each step lowers the loss."
+            "w moved along the gradient, the direction in which the loss grows fastest. Gradient "
+            "descent subtracts the gradient, so each step lowers the loss."
         ),
+        hint="To lower the loss, do you step along the gradient or against it?",
+        cause="w += ... moves w along the gradient.",
+        evidence=("op:iadd",),
     ),
     Misconception(
         exercise_id="11.fix_forgotten_zero",
         label="only the weight's gradient cleared",
         build_answer=lambda: _module_loop("only the weight cleared"),
         message=(
-            "Clearing model.weight.grad by hand leaves model.bias.grad to pile up, and the "
-            "growing bias steps pull the weight off course too. Clear every parameter's "
-            "gradient at once, through the optimizer, at the start of each step."
+            "Your weights are those of a run in which only the weight's gradient was cleared: the "
+            "bias's gradients pile up, and the growing bias steps pull the weight off course too. "
+            "Clear every parameter's gradient at once, through the optimizer, at the start of each "
+            "step."
         ),
+        hint="Which parameters' gradients are cleared at every step: all of them?",
     ),
 ]
 
@@ -317,28 +352,31 @@ MISCONCEPTIONS += [
         label="scheduler stepped before the optimizer",
         build_answer=lambda: _lrs("before each epoch"),
         message=(
-            "scheduler.step() ran before the epoch's optimizer steps, so the first learning "
-            "rate was used for one epoch only and every later one came an epoch early (torch "
-            "warns about this order). Step the scheduler after the optimizer."
+            "Your learning rates change one epoch early, as they do when the scheduler steps "
+            "before the epoch's optimizer steps: the first rate was used for one epoch only, and "
+            "every later one came an epoch too soon. Step the scheduler after them."
         ),
+        hint="Within an epoch, which comes first: the optimizer's steps or the scheduler's?",
     ),
     Misconception(
         exercise_id="11.lr_schedule",
         label="epoch schedule stepped every batch",
         build_answer=lambda: _lrs("after each batch"),
         message=(
-            "scheduler.step() ran after every batch, so step_size=2 counted batches and the "
-            "rate fell twice as often as the task asks. An epoch schedule steps once per "
-            "epoch."
+            "Your learning rate fell twice as often as the task asks, as it does when an epoch "
+            "schedule steps after every batch: it counted batches, not epochs. An epoch schedule "
+            "steps once per epoch."
         ),
+        hint="How often should an epoch schedule step?",
     ),
     Misconception(
         exercise_id="11.lr_schedule",
         label="scheduler never stepped",
         build_answer=lambda: _lrs("never"),
         message=(
-            "The learning rate never changed: creating a scheduler does nothing until its "
-            "step() is called."
+            "The learning rate never changed: creating a scheduler does nothing until it is "
+            "stepped."
         ),
+        hint="What makes a scheduler change the learning rate?",
     ),
 ]

@@ -277,6 +277,12 @@ EXERCISES = [
     ),
     Exercise(
         id="12.fix_inplace",
+        task_says={
+            "leave everything else as it is for now": (
+                "advice: later exercises repair the rest; this check runs one forward and backward "
+                "pass"
+            ),
+        },
         title="Repair the in-place skip connection",
         lesson=LESSON,
         kind="autograd",
@@ -285,7 +291,8 @@ EXERCISES = [
         rtol=1e-4,
         atol=1e-5,
         hints=(
-            "The error names the culprit: output 0 of Tanh was modified by an inplace operation.",
+            "The error names the culprit: output 0 of Tanh (TanhBackward0 on torch 2.11) was "
+            "modified by an inplace operation.",
             "tanh saves its output for backward(); `h += ...` then overwrites that output.",
             "Write h = h + self.skip(x) instead of h += self.skip(x).",
         ),
@@ -414,6 +421,9 @@ EXERCISES = [
     ),
     Exercise(
         id="12.evaluate_no_graph",
+        task_says={
+            "without a graph": "check:must_build_no_graph",
+        },
         title="Evaluation without a graph",
         lesson=LESSON,
         kind="function",
@@ -491,6 +501,10 @@ EXERCISES = [
     ),
     Exercise(
         id="12.first_nonfinite",
+        task_says={
+            "Do not modify losses": "check:inputs_unchanged",
+            "Use torch.isfinite on a float64 tensor": "check:call:isfinite",
+        },
         title="The first non-finite loss",
         lesson=LESSON,
         kind="function",

@@ -131,220 +131,6 @@ def _last_nonfinite(losses):
     return int(bad[-1, 0]) if len(bad) else -1
 
 
-MISCONCEPTIONS = [
-    # --- 12.fix_inplace ---
-    Misconception(
-        exercise_id="12.fix_inplace",
-        label="skip connection removed",
-        build_answer=lambda: _input_gradient("skip removed"),
-        message=(
-            "Removing the skip connection makes the error go away by changing the model. "
-            "Keep the same computation and only make the addition out of place, so that "
-            "tanh's saved output is left intact."
-        ),
-    ),
-    Misconception(
-        exercise_id="12.fix_inplace",
-        label="hidden branch detached",
-        build_answer=lambda: _input_gradient("hidden detached"),
-        message=(
-            "Detaching tanh's output avoids the error but cuts the hidden layer out of the "
-            "graph: no gradient flows back through it any more. An out-of-place addition "
-            "keeps both branches."
-        ),
-    ),
-    Misconception(
-        exercise_id="12.fix_inplace",
-        label="skip added inside tanh",
-        build_answer=lambda: _input_gradient("skip inside tanh"),
-        message=(
-            "Adding the skip before the tanh is a different model: the skip connection adds "
-            "to tanh's output. Keep the order and write the addition out of place."
-        ),
-    ),
-    # --- 12.register_parameter ---
-    Misconception(
-        exercise_id="12.register_parameter",
-        label="out_w still not a parameter",
-        build_answer=lambda: ["hidden.bias", "hidden.weight", "out_b", "skip.bias", "skip.weight"],
-        message=(
-            "out_w is still missing. A plain tensor attribute (even with requires_grad=True) "
-            "is not a parameter: named_parameters() does not list it, the optimizer never "
-            "trains it and .to() does not move it. A buffer is moved by .to() but not trained "
-            "either. Wrap out_w so that the module registers it as a parameter."
-        ),
-    ),
-    # --- 12.broadcast_shape ---
-    Misconception(
-        exercise_id="12.broadcast_shape",
-        label="shape of pred kept",
-        build_answer=lambda: (256, 1),
-        message=(
-            "broadcasting does not just keep the larger tensor's shape. Align the shapes "
-            "from the right: target's only dimension lines up with pred's size-1 dimension, "
-            "and a missing dimension counts as size 1."
-        ),
-    ),
-    Misconception(
-        exercise_id="12.broadcast_shape",
-        label="shape of target kept",
-        build_answer=lambda: (256,),
-        message=(
-            "The result of broadcasting has as many dimensions as the larger of the two: "
-            "target is padded with 1s on the left, not pred cut down."
-        ),
-    ),
-    Misconception(
-        exercise_id="12.broadcast_shape",
-        label="dimensions added up",
-        build_answer=lambda: (256, 1, 256),
-        message=(
-            "Broadcasting never adds up the dimensions: it pads the shorter shape with 1s on "
-            "the left, so the result has as many dimensions as the longer shape."
-        ),
-    ),
-    # --- 12.fix_targets ---
-    Misconception(
-        exercise_id="12.fix_targets",
-        label="new dimension in front",
-        build_answer=lambda: _make_data_unsqueeze_front,
-        message=(
-            "unsqueeze(0) puts the new dimension in front, giving one row of n targets. The "
-            "predictions are one column: the new size-1 dimension goes after the samples."
-        ),
-    ),
-    Misconception(
-        exercise_id="12.fix_targets",
-        label="only the noise reshaped",
-        build_answer=lambda: _make_data_noise_shaped,
-        message=(
-            "Only the noise got shape (n, 1); the other terms are still (n,), and adding "
-            "them broadcasts to an (n, n) table. Reshape the finished y instead."
-        ),
-    ),
-    Misconception(
-        exercise_id="12.fix_targets",
-        label="transpose of a 1-D tensor",
-        build_answer=lambda: _make_data_transposed,
-        message=(
-            "Transposing a 1-D tensor changes nothing: it has only one dimension to swap. "
-            "A column needs a second dimension of size 1 added."
-        ),
-    ),
-    # --- 12.keep_penalty_graph ---
-    Misconception(
-        exercise_id="12.keep_penalty_graph",
-        label=".item() in the penalty",
-        build_answer=lambda: _penalty_as_float,
-        message=(
-            "The penalty is a Python float: .item() took each value out of PyTorch, so "
-            "autograd cannot follow it back to the parameters and the penalty adds nothing "
-            "to the gradients. Keep every step a tensor operation."
-        ),
-    ),
-    Misconception(
-        exercise_id="12.keep_penalty_graph",
-        label="a new tensor from the numbers",
-        build_answer=lambda: _penalty_detached,
-        message=(
-            "Wrapping the numbers in a new tensor (or calling .detach()) gives the right value "
-            "without a history: the tensor is not connected to the parameters, so they get "
-            "no gradient from it. Build the sum from the parameters themselves."
-        ),
-    ),
-    Misconception(
-        exercise_id="12.keep_penalty_graph",
-        label="norms instead of squares",
-        build_answer=lambda: _penalty_norms,
-        message=(
-            "p.norm() is the square root of the sum of squares. The penalty adds up the "
-            "squares themselves."
-        ),
-    ),
-    # --- 12.zero_grad ---
-    Misconception(
-        exercise_id="12.zero_grad",
-        label="gradients still accumulate",
-        build_answer=lambda: _run_steps_never_zeroed,
-        message=(
-            "Nothing clears the gradients, so every step follows the sum of all earlier "
-            "gradients. Compare the loop with the canonical order of a training step."
-        ),
-    ),
-    Misconception(
-        exercise_id="12.zero_grad",
-        label="zero_grad between backward and step",
-        build_answer=lambda: _run_steps_zero_before_step,
-        message=(
-            "zero_grad() between backward() and step() erases the gradient that step() "
-            "needs, so the parameters never move and the loss stays where it was. Clear the "
-            "old gradients before computing new ones."
-        ),
-    ),
-    # --- 12.evaluate_no_graph ---
-    Misconception(
-        exercise_id="12.evaluate_no_graph",
-        label="graph still built",
-        build_answer=lambda: _evaluate_with_graph,
-        message=(
-            "The forward pass is still recorded. model.eval() changes layers such as dropout, "
-            "not autograd: switch recording off for the whole computation."
-        ),
-    ),
-    Misconception(
-        exercise_id="12.evaluate_no_graph",
-        label=".item() returns a float",
-        build_answer=lambda: _evaluate_as_float,
-        message=(
-            ".item() turns the loss into a Python float; the task asks for a tensor (train "
-            "stacks the results into a history). Keep the tensor and build it without a graph."
-        ),
-    ),
-    # --- 12.first_nonfinite ---
-    Misconception(
-        exercise_id="12.first_nonfinite",
-        label="nan only",
-        build_answer=lambda: _first_nan_only,
-        message=(
-            "Looking for nan alone misses a run that overflows: inf and -inf are not finite "
-            "either. torch.isfinite catches all three."
-        ),
-    ),
-    Misconception(
-        exercise_id="12.first_nonfinite",
-        label="inf only",
-        build_answer=lambda: _first_inf_only,
-        message=(
-            "Looking for inf alone misses a run that turns nan. torch.isfinite is False for "
-            "inf, -inf and nan alike."
-        ),
-    ),
-    Misconception(
-        exercise_id="12.first_nonfinite",
-        label="last instead of first",
-        build_answer=lambda: _last_nonfinite,
-        message=(
-            "This finds the last non-finite loss. Once a run turns nan it usually stays nan, "
-            "so the step where things went wrong is the first one."
-        ),
-    ),
-]
-
-# more typical wrong answers (issue 12: at least three per exercise)
-MISCONCEPTIONS += [
-    Misconception(
-        exercise_id="12.first_error",
-        label="no error: only silent bugs",
-        build_answer=lambda: None,
-        message=(
-            "Some of this script's bugs are silent, but not the first one: backward() stops "
-            "with an error because a tensor autograd saved was changed in place. Run the "
-            "script cell and read the first word of the error's last line."
-        ),
-    ),
-]
-
-
 def _normalize_probe(normalize):
     """The notebook's normalize_probe around a wrong normalize."""
 
@@ -374,84 +160,9 @@ def _normalize_in_place(x):
     return x.sub_(_FEATURE_MEAN.to(x.device)).div_(_FEATURE_STD.to(x.device))
 
 
-MISCONCEPTIONS += [
-    Misconception(
-        exercise_id="12.normalize_device",
-        label="statistics left on the CPU",
-        build_answer=lambda: _normalize_probe(_normalize_unchanged),
-        message=(
-            "FEATURE_MEAN and FEATURE_STD were made on the CPU and stay there: a tensor on "
-            "another device cannot be combined with them. Move them to x's device inside "
-            "normalize, at the moment they are used, so it works wherever x lives."
-        ),
-    ),
-    Misconception(
-        exercise_id="12.normalize_device",
-        label="the batch's own statistics",
-        build_answer=lambda: _normalize_probe(_normalize_batch_statistics),
-        message=(
-            "x.mean() and x.std() do run on x's device, but they are this batch's statistics, "
-            "not the raw measurements' ones: the training and the validation data would be "
-            "shifted differently. Keep FEATURE_MEAN and FEATURE_STD and only move them."
-        ),
-    ),
-    Misconception(
-        exercise_id="12.normalize_device",
-        label="normalized in place",
-        build_answer=lambda: _normalize_probe(_normalize_in_place),
-        message=(
-            "sub_ and div_ write into the caller's x, so the raw data is normalized for good, "
-            "and normalizing it a second time shifts it again. Return a new tensor made with "
-            "- and / instead."
-        ),
-    ),
-    Misconception(
-        exercise_id="12.register_parameter",
-        label="replaced by an nn.Linear",
-        build_answer=lambda: [
-            "hidden.bias",
-            "hidden.weight",
-            "out_b",
-            "out_w.bias",
-            "out_w.weight",
-            "skip.bias",
-            "skip.weight",
-        ],
-        message=(
-            "Turning out_w into an nn.Linear registers it, but it changes the model: a second "
-            "output bias appears and the weight has the transposed shape. Keep out_w a tensor "
-            "of the same shape and register that tensor itself as a parameter."
-        ),
-    ),
-    Misconception(
-        exercise_id="12.register_parameter",
-        label="out_b made plain as well",
-        build_answer=lambda: ["hidden.bias", "hidden.weight", "skip.bias", "skip.weight"],
-        message=(
-            "Now out_b is missing too: a plain tensor attribute is invisible to "
-            "named_parameters(), so neither output tensor would be trained. Registering works "
-            "the other way round: give out_w the same wrapper out_b already has."
-        ),
-    ),
-]
-
-
 def _evaluate_no_parentheses(model, x, y):
     with torch.no_grad:
         return ((model(x) - y) ** 2).mean()
-
-
-MISCONCEPTIONS += [
-    Misconception(
-        exercise_id="12.evaluate_no_graph",
-        label="with torch.no_grad (no parentheses)",
-        build_answer=lambda: _evaluate_no_parentheses,
-        message=(
-            "`with torch.no_grad:` hands the with statement the class itself, and Python "
-            "refuses: the with statement needs an instance, the object you get by calling it."
-        ),
-    ),
-]
 
 
 def _run_steps_losses_with_graphs(model, optimizer, x, y, steps):
@@ -465,20 +176,6 @@ def _run_steps_losses_with_graphs(model, optimizer, x, y, steps):
         optimizer.step()
         losses.append(loss)  # each loss keeps its whole graph alive
     return torch.stack(losses)
-
-
-MISCONCEPTIONS += [
-    Misconception(
-        exercise_id="12.zero_grad",
-        label="losses kept with their graphs",
-        build_answer=lambda: _run_steps_losses_with_graphs,
-        message=(
-            "The steps are right now, but the list holds the loss tensors themselves, and "
-            "each one keeps its step's whole graph alive. Keep only the value of each loss, "
-            "detached from the graph, as the original code did."
-        ),
-    ),
-]
 
 
 # --- 12.train: the repaired script with one of its unbroken parts changed after all
@@ -513,16 +210,367 @@ def _train_with(mistake: str):
     return train
 
 
-MISCONCEPTIONS += [
+MISCONCEPTIONS = [
+    # --- 12.fix_inplace ---
+    Misconception(
+        exercise_id="12.fix_inplace",
+        label="skip connection removed",
+        build_answer=lambda: _input_gradient("skip removed"),
+        message=(
+            "x's gradient is that of a model without the skip connection: the error went away by "
+            "changing the model. Keep the same computation and only make the addition out of "
+            "place, so that tanh's saved output is left intact."
+        ),
+        hint="Does your model still add the skip connection to tanh's output?",
+    ),
+    Misconception(
+        exercise_id="12.fix_inplace",
+        label="hidden branch detached",
+        build_answer=lambda: _input_gradient("hidden detached"),
+        message=(
+            "x's gradient comes through the skip connection alone: the hidden layer is cut out of "
+            "the graph, and no gradient flows back through it any more. An out-of-place addition "
+            "keeps both branches."
+        ),
+        hint="Does the gradient still flow back through the hidden layer?",
+        cause=(
+            "Detaching tanh's output avoids the error but cuts the hidden layer out of the graph."
+        ),
+        evidence=("call:detach",),
+    ),
+    Misconception(
+        exercise_id="12.fix_inplace",
+        label="skip added inside tanh",
+        build_answer=lambda: _input_gradient("skip inside tanh"),
+        message=(
+            "x's gradient is that of a different model, one that adds the skip before the tanh: "
+            "the skip connection adds to tanh's output. Keep the order and write the addition out "
+            "of place."
+        ),
+        hint="Is the skip added to tanh's output, or to its input?",
+    ),
+    # --- 12.register_parameter ---
+    Misconception(
+        exercise_id="12.register_parameter",
+        label="out_w still not a parameter",
+        build_answer=lambda: ["hidden.bias", "hidden.weight", "out_b", "skip.bias", "skip.weight"],
+        message=(
+            "out_w is still missing from the parameters an optimizer would train: the list holds "
+            "the module's parameters that require grad. A plain tensor attribute (even one that "
+            "requires grad) is not a parameter: the module does not list it, the optimizer never "
+            "trains it and moving the module does not move it. A buffer is moved along but not "
+            "trained either, and a parameter that does not require grad is frozen. Register "
+            "out_w as a parameter that requires grad."
+        ),
+        hint=(
+            "What does a tensor need for the module to list it as a parameter, and for an "
+            "optimizer to train it?"
+        ),
+    ),
+    # --- 12.broadcast_shape ---
+    Misconception(
+        exercise_id="12.broadcast_shape",
+        label="shape of pred kept",
+        build_answer=lambda: (256, 1),
+        message=(
+            "broadcasting does not just keep the larger tensor's shape. Align the shapes from the "
+            "right: target's only dimension lines up with pred's size-1 dimension, and a missing "
+            "dimension counts as size 1."
+        ),
+        hint="Aligned from the right, which size of pred does target's only dimension meet?",
+    ),
+    Misconception(
+        exercise_id="12.broadcast_shape",
+        label="shape of target kept",
+        build_answer=lambda: (256,),
+        message=(
+            "The result of broadcasting has as many dimensions as the larger of the two: target is "
+            "padded with 1s on the left, not pred cut down."
+        ),
+        hint="How many dimensions does the result of broadcasting have?",
+    ),
+    Misconception(
+        exercise_id="12.broadcast_shape",
+        label="dimensions added up",
+        build_answer=lambda: (256, 1, 256),
+        message=(
+            "Broadcasting never adds up the dimensions: it pads the shorter shape with 1s on the "
+            "left, so the result has as many dimensions as the longer shape."
+        ),
+        hint="Does broadcasting ever give more dimensions than the longer shape has?",
+    ),
+    # --- 12.fix_targets ---
+    Misconception(
+        exercise_id="12.fix_targets",
+        label="new dimension in front",
+        build_answer=lambda: _make_data_unsqueeze_front,
+        message=(
+            "Your targets are one row of n, shape (1, n), while the predictions are one column, "
+            "(n, 1): the new size-1 dimension goes after the samples."
+        ),
+        hint="Where must the size-1 dimension go so that the targets form one column?",
+        cause="unsqueeze(0) puts the new dimension in front.",
+        evidence=("call:unsqueeze",),
+    ),
+    Misconception(
+        exercise_id="12.fix_targets",
+        label="only the noise reshaped",
+        build_answer=lambda: _make_data_noise_shaped,
+        message=(
+            "Your targets are an (n, n) table: one term of y was a column (n, 1) and the others "
+            "(n,), and adding them broadcasts to a table. Give the finished y its new dimension, "
+            "not one of its terms."
+        ),
+        hint="Which tensor should get the new dimension: one term of y, or y itself?",
+    ),
+    Misconception(
+        exercise_id="12.fix_targets",
+        label="transpose of a 1-D tensor",
+        build_answer=lambda: _make_data_transposed,
+        message=(
+            "Your targets are still 1-D, (n,): the step meant to make them a column changed "
+            "nothing. A column needs a second dimension of size 1 added."
+        ),
+        hint="How many dimensions does a column of n targets have?",
+        cause="Transposing a 1-D tensor changes nothing: it has only one dimension to swap.",
+        evidence=("call:t|transpose",),
+    ),
+    # --- 12.keep_penalty_graph ---
+    Misconception(
+        exercise_id="12.keep_penalty_graph",
+        label=".item() in the penalty",
+        build_answer=lambda: _penalty_as_float,
+        message=(
+            "Your penalty is a number outside torch (a Python number or a NumPy value), not a "
+            "tensor: autograd cannot follow it back to the parameters, so it adds nothing to the "
+            "gradients. Keep every step a tensor operation."
+        ),
+        hint="Can autograd follow a number that is not a tensor back to the parameters?",
+        cause=".item() takes each value out of PyTorch.",
+        evidence=("call:item",),
+    ),
+    Misconception(
+        exercise_id="12.keep_penalty_graph",
+        label="a new tensor from the numbers",
+        build_answer=lambda: _penalty_detached,
+        message=(
+            "Your penalty has the right value but no history (it does not require grad): it is not "
+            "connected to the parameters, so they get no gradient from it. Build the sum from the "
+            "parameters themselves."
+        ),
+        hint="Is your penalty still connected to the parameters in the graph?",
+        cause=(
+            "Wrapping the numbers in a new tensor (or calling .detach()) gives the right value "
+            "without a history."
+        ),
+        evidence=("call:tensor|detach",),
+    ),
+    Misconception(
+        exercise_id="12.keep_penalty_graph",
+        label="norms instead of squares",
+        build_answer=lambda: _penalty_norms,
+        message=(
+            "Your penalty adds up square roots: each parameter's norm, the square root of its sum "
+            "of squares. The penalty adds up the squares themselves."
+        ),
+        hint="Does the penalty add up the squares, or their square roots?",
+        cause="p.norm() is the square root of the sum of squares.",
+        evidence=("call:norm",),
+    ),
+    # --- 12.zero_grad ---
+    Misconception(
+        exercise_id="12.zero_grad",
+        label="gradients still accumulate",
+        build_answer=lambda: _run_steps_never_zeroed,
+        message=(
+            "Your losses are those of a run in which nothing clears the gradients, so every step "
+            "follows the sum of all earlier gradients. Compare the loop with the canonical order "
+            "of a training step."
+        ),
+        hint="What do the gradients hold at the start of the second step?",
+    ),
+    Misconception(
+        exercise_id="12.zero_grad",
+        label="zero_grad between backward and step",
+        build_answer=lambda: _run_steps_zero_before_step,
+        message=(
+            "Your losses are those of a run in which every update found no gradient to follow, so "
+            "the parameters never move and the loss stays where it was. Clear the old gradients "
+            "before computing new ones."
+        ),
+        hint="When the update runs, what must the gradients hold?",
+    ),
+    # --- 12.evaluate_no_graph ---
+    Misconception(
+        exercise_id="12.evaluate_no_graph",
+        label="graph still built",
+        build_answer=lambda: _evaluate_with_graph,
+        message=(
+            "Your loss records a graph (it requires grad): the forward pass is still recorded. "
+            "Switch recording off for the whole computation."
+        ),
+        hint="What switches autograd's recording off for the whole evaluation?",
+    ),
+    Misconception(
+        exercise_id="12.evaluate_no_graph",
+        label=".item() returns a float",
+        build_answer=lambda: _evaluate_as_float,
+        message=(
+            "Your function returns a number outside torch (a Python number or a NumPy value); "
+            "the task asks for a tensor (train stacks the results into a history). Keep the "
+            "tensor and build it without a graph."
+        ),
+        hint="Is the value your function returns still a tensor?",
+        cause=".item() turns the loss into a Python float.",
+        evidence=("call:item",),
+    ),
+    # --- 12.first_nonfinite ---
+    Misconception(
+        exercise_id="12.first_nonfinite",
+        label="nan only",
+        build_answer=lambda: _first_nan_only,
+        message=(
+            "Your function misses a run whose loss overflows: inf and -inf are not finite either. "
+            "Look for the first loss that is not finite, whatever kind it is."
+        ),
+        hint="Which three kinds of value are not finite?",
+    ),
+    Misconception(
+        exercise_id="12.first_nonfinite",
+        label="inf only",
+        build_answer=lambda: _first_inf_only,
+        message=(
+            "Your function misses a run whose loss turns nan: a nan is not finite either. Look for "
+            "the first loss that is not finite, whatever kind it is."
+        ),
+        hint="Which three kinds of value are not finite?",
+    ),
+    Misconception(
+        exercise_id="12.first_nonfinite",
+        label="last instead of first",
+        build_answer=lambda: _last_nonfinite,
+        message=(
+            "Your function finds the last non-finite loss. Once a run turns nan it usually stays "
+            "nan, so the step where things went wrong is the first one."
+        ),
+        hint="Which non-finite loss marks the step where things went wrong?",
+    ),
+    # more typical wrong answers (issue 12: at least three per exercise)
+    Misconception(
+        exercise_id="12.first_error",
+        label="no error: only silent bugs",
+        build_answer=lambda: None,
+        message=(
+            "Some of this script's bugs are silent, but not the first one: backward() stops with "
+            "an error because a tensor autograd saved was changed in place. Run the script cell "
+            "and read the first word of the error's last line."
+        ),
+        hint="Run the script cell: what is the first word of the error's last line?",
+    ),
+    Misconception(
+        exercise_id="12.normalize_device",
+        label="statistics left on the CPU",
+        build_answer=lambda: _normalize_probe(_normalize_unchanged),
+        message=(
+            "Your function stops with an error for x on another device: the statistics stay on the "
+            "CPU, and a tensor on another device cannot be combined with them. Move them to x's "
+            "device inside normalize, at the moment they are used, so it works wherever x lives."
+        ),
+        hint="On which device do the statistics live, and on which does x?",
+    ),
+    Misconception(
+        exercise_id="12.normalize_device",
+        label="the batch's own statistics",
+        build_answer=lambda: _normalize_probe(_normalize_batch_statistics),
+        message=(
+            "Your values are normalized with this batch's own statistics, not the raw "
+            "measurements' ones: the training and the validation data would be shifted "
+            "differently. Keep FEATURE_MEAN and FEATURE_STD and only move them."
+        ),
+        hint="Whose statistics must every batch be normalized with?",
+        cause="x.mean() and x.std() do run on x's device, but they are this batch's statistics.",
+        evidence=("call:std",),
+    ),
+    Misconception(
+        exercise_id="12.normalize_device",
+        label="normalized in place",
+        build_answer=lambda: _normalize_probe(_normalize_in_place),
+        message=(
+            "Your function overwrote the caller's x: the raw data is normalized for good, and "
+            "normalizing it a second time shifts it again. Return a new tensor instead."
+        ),
+        hint="Does your function leave the tensor it was given as it was?",
+        cause="sub_ and div_ write into the caller's x: use - and / to make a new tensor.",
+        evidence=("call:sub_|div_",),
+    ),
+    Misconception(
+        exercise_id="12.register_parameter",
+        label="replaced by an nn.Linear",
+        build_answer=lambda: [
+            "hidden.bias",
+            "hidden.weight",
+            "out_b",
+            "out_w.bias",
+            "out_w.weight",
+            "skip.bias",
+            "skip.weight",
+        ],
+        message=(
+            "Your parameter names show out_w as a layer with a weight and a bias of its own: that "
+            "registers it, but it changes the model (a second output bias appears, and the weight "
+            "has the transposed shape). Keep out_w a tensor of the same shape and register that "
+            "tensor itself as a parameter."
+        ),
+        hint="How do you register one tensor, of the same shape, as a parameter?",
+    ),
+    Misconception(
+        exercise_id="12.register_parameter",
+        label="out_b made plain as well",
+        build_answer=lambda: ["hidden.bias", "hidden.weight", "skip.bias", "skip.weight"],
+        message=(
+            "Now out_b is missing too: a plain tensor attribute is invisible to the module's "
+            "parameters, so neither output tensor would be trained. Registering works the other "
+            "way round: give out_w the same wrapper out_b already had."
+        ),
+        hint="How was out_b registered in the original code?",
+    ),
+    Misconception(
+        exercise_id="12.evaluate_no_graph",
+        label="with torch.no_grad (no parentheses)",
+        build_answer=lambda: _evaluate_no_parentheses,
+        message=(
+            "Your function stops with a TypeError: the with statement was handed something that is "
+            "not a context manager. It needs an instance, the object you get by calling, not the "
+            "class itself."
+        ),
+        hint="Does the with statement get the class, or an instance made by calling it?",
+        cause=(
+            "`with torch.no_grad:` hands the with statement the class itself: call it, `with "
+            "torch.no_grad():`."
+        ),
+        evidence=("with:no_grad",),
+    ),
+    Misconception(
+        exercise_id="12.zero_grad",
+        label="losses kept with their graphs",
+        build_answer=lambda: _run_steps_losses_with_graphs,
+        message=(
+            "The steps are right now, but your losses still record graphs (they require grad): "
+            "each one keeps its step's whole graph alive. Keep only the value of each loss, cut "
+            "off from the graph, as the original code did."
+        ),
+        hint="What does each loss in your history still hold on to?",
+    ),
     Misconception(
         exercise_id="12.train",
         label="validation inputs left raw",
         build_answer=lambda: _train_with("validation inputs left raw"),
         message=(
-            "The validation inputs skip normalize(): the model learned on normalized features "
-            "and is then scored on features of another scale. Every input the model sees, "
-            "training or validation, goes through the same normalize()."
+            "Your validation losses are far too large: the validation inputs reach the model "
+            "without normalization, though it learned on normalized features. Every input the "
+            "model sees, training or validation, is normalized the same way."
         ),
+        hint="Are the validation inputs normalized like the training inputs?",
     ),
     Misconception(
         exercise_id="12.train",
@@ -533,15 +581,20 @@ MISCONCEPTIONS += [
             "every block of 50 steps (and after a last, shorter block), so a run of 200 steps "
             "records four."
         ),
+        hint="How often does the script evaluate during a run of 200 steps?",
     ),
     Misconception(
         exercise_id="12.train",
         label="SGD instead of Adam",
         build_answer=lambda: _train_with("SGD instead of Adam"),
         message=(
-            "The optimizer is not the script's: it trains with Adam(lr=0.02), and another "
+            "Your losses are those of a run with an optimizer other than the script's: the "
             "optimizer changes every number after the first step. The bugs are in the other "
-            "components; train() itself keeps its data, model, optimizer and evaluation."
+            "components; the training function keeps its data, model, optimizer and evaluation as "
+            "the script has them."
         ),
+        hint="Which optimizer, with which learning rate, does the script train with?",
+        cause="The script trains with Adam(lr=0.02).",
+        evidence=("call:SGD",),
     ),
 ]

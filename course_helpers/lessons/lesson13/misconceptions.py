@@ -89,19 +89,21 @@ MISCONCEPTIONS = [
         label="summed, not averaged",
         build_answer=lambda: _shard_gradients()[0] + _shard_gradients()[1],
         message=(
-            "This is the sum of the two ranks' gradients, what all_reduce alone leaves in "
-            ".grad. DDP also divides by the number of ranks, so that the result is the "
-            "whole batch's gradient."
+            "This is twice the expected gradient: the sum of the two ranks' gradients, what an "
+            "all-reduce alone leaves behind. DDP also divides by the number of ranks, so that the "
+            "result is the whole batch's gradient."
         ),
+        hint="After adding up the ranks' gradients, what does DDP divide by?",
     ),
     Misconception(
         exercise_id="13.averaged_gradient",
         label="one rank's own gradient",
         build_answer=lambda: _shard_gradients()[0],
         message=(
-            "This is the gradient of rank 0's rows only, what .grad holds before the "
-            "all-reduce. After DDP's backward() every rank holds the same combined gradient."
+            "This is the gradient of rank 0's rows only, what a rank holds before the gradients "
+            "are combined. After DDP's backward pass every rank holds the same combined gradient."
         ),
+        hint="After DDP's backward pass, whose rows does each rank's gradient cover?",
     ),
     # --- 13.average_by_hand ---
     Misconception(
@@ -109,19 +111,21 @@ MISCONCEPTIONS = [
         label="summed, not averaged",
         build_answer=_summed_not_averaged,
         message=(
-            "The two ranks agree, but their steps are twice too large: all_reduce sums the "
-            "gradients over the ranks, and a sum of two means is not a mean."
+            "The two ranks agree, but their steps are twice too large: the ranks' gradients were "
+            "added up and not divided by the number of ranks, and a sum of two means is not a "
+            "mean."
         ),
+        hint="After adding up the two ranks' gradients, what must you divide by?",
     ),
     Misconception(
         exercise_id="13.average_by_hand",
         label="gradients never exchanged",
         build_answer=_never_synchronised,
         message=(
-            "The two ranks ended with different weights: each stepped with the gradient of "
-            "its own rows only. The gradients must be combined across the ranks before "
-            "every step."
+            "The two ranks ended with different weights: each stepped with the gradient of its own "
+            "rows only. The gradients must be combined across the ranks before every step."
         ),
+        hint="Before each step, does each rank know the other rank's gradient?",
     ),
     # --- 13.fix_set_epoch ---
     Misconception(
@@ -129,9 +133,10 @@ MISCONCEPTIONS = [
         label="the same order every epoch",
         build_answer=_repeated_orders,
         message=(
-            "Every epoch still repeats epoch 0's order: the sampler shuffles with its seed "
-            "plus an epoch number that nothing changes. Tell the sampler which epoch it is."
+            "Every epoch still repeats epoch 0's order: the sampler shuffles with its seed plus an "
+            "epoch number that nothing changes. Tell the sampler which epoch it is."
         ),
+        hint="Which number, besides the seed, decides the sampler's shuffle?",
     ),
     # --- 13.rank0_checkpoint ---
     Misconception(
@@ -139,10 +144,11 @@ MISCONCEPTIONS = [
         label="every rank saves",
         build_answer=_every_rank_saves,
         message=(
-            "Both ranks still call torch.save: two processes write one file at the same "
-            "time. Only one rank should write, and the others must wait until it has "
-            "finished before they read."
+            "Both ranks still save the checkpoint: two processes write one file at the same time. "
+            "Only one rank should write, and the others must wait until it has finished before "
+            "they read."
         ),
+        hint="How many ranks should write the file, and what must the others do meanwhile?",
     ),
     # --- 13.accumulate_no_sync ---
     Misconception(
@@ -150,9 +156,10 @@ MISCONCEPTIONS = [
         label="micro-batch losses not divided",
         build_answer=_micro_losses_not_divided,
         message=(
-            "The step is twice too large: the gradients of two micro-batch means add up, as "
-            "in lesson 06. Scale each micro-batch's loss by the number of micro-batches."
+            "The step is twice too large: the gradients of two micro-batch means add up, as in "
+            "lesson 06. Scale each micro-batch's loss by the number of micro-batches."
         ),
+        hint="Two micro-batch means add up to how many times the batch's mean?",
     ),
     Misconception(
         exercise_id="13.accumulate_no_sync",
@@ -160,9 +167,13 @@ MISCONCEPTIONS = [
         build_answer=_synced_twice,
         message=(
             "The weights are right, but each rank all-reduced its gradients twice: the first "
-            "micro-batch was synchronised too. DDP decides in forward() whether the coming "
-            "backward() synchronises, so both the forward and the backward of that "
-            "micro-batch belong inside `with ddp.no_sync():`."
+            "micro-batch was synchronised too. DDP decides in the forward pass whether the coming "
+            "backward pass synchronises, so both the forward and the backward pass of that "
+            "micro-batch belong inside the block that switches synchronisation off."
+        ),
+        hint=(
+            "Where does DDP decide whether a backward pass synchronises: in the forward pass or "
+            "the backward?"
         ),
     ),
     # --- 13.pick_backend ---
@@ -171,10 +182,11 @@ MISCONCEPTIONS = [
         label="NCCL whenever any GPU exists",
         build_answer=lambda: _nccl_with_any_gpu,
         message=(
-            "With fewer GPUs than processes on the machine, some processes would have no GPU "
-            "of their own (NCCL wants one per process). Compare the number of GPUs with the "
-            "number of local processes."
+            "With fewer GPUs than processes on the machine, some processes would have no GPU of "
+            "their own (NCCL wants one per process). Compare the number of GPUs with the number of "
+            "local processes."
         ),
+        hint="With 1 GPU and 2 local processes, does every process have a GPU of its own?",
     ),
 ]
 
@@ -186,9 +198,10 @@ MISCONCEPTIONS += [
         build_answer=lambda: None,
         message=(
             "A collective never falls back to doing nothing: even a single process must call "
-            "init_process_group first, because all_reduce asks the default process group who "
-            "takes part. dist.is_initialized() tells you whether one exists."
+            "init_process_group first, because all_reduce asks the default process group who takes "
+            "part. dist.is_initialized() tells you whether one exists."
         ),
+        hint="Whom does a collective ask which processes take part?",
     ),
 ]
 
@@ -228,9 +241,10 @@ MISCONCEPTIONS += [
         label="divided by the ranks once more",
         build_answer=lambda: (_shard_gradients()[0] + _shard_gradients()[1]) / 4,
         message=(
-            "This is half the combined gradient: DDP already divides the all-reduced sum by "
-            "the number of ranks, so dividing .grad by the world size again shrinks it twice."
+            "This is half the combined gradient: DDP already divides the all-reduced sum by the "
+            "number of ranks, so dividing the gradient by the world size again shrinks it twice."
         ),
+        hint="Has DDP already divided the combined gradient by the number of ranks?",
     ),
     Misconception(
         exercise_id="13.average_by_hand",
@@ -238,49 +252,55 @@ MISCONCEPTIONS += [
         build_answer=lambda: torch.stack([_trained(slice(0, 8), 0.05, 5)] * 2),
         message=(
             "The ranks agree, but their steps are half as large as they should be: the summed "
-            "gradient needs one division by the world size, not two (for example once before "
-            "all_reduce and once after)."
+            "gradient needs one division by the world size, not two (for example once before the "
+            "all-reduce and once after)."
         ),
+        hint="How many times must the summed gradient be divided by the world size?",
     ),
     Misconception(
         exercise_id="13.fix_set_epoch",
         label="set_epoch after the epoch",
         build_answer=lambda: _orders("late"),
         message=(
-            "set_epoch runs after each epoch, so every epoch uses the previous epoch's number "
-            "and the first two epochs share one order. The sampler must know the epoch "
-            "before the loader is iterated."
+            "Your orders are those of a run in which the sampler learns each epoch's number only "
+            "after the epoch, so every epoch uses the previous epoch's number and the first two "
+            "epochs share one order. The sampler must know the epoch before the loader is "
+            "iterated."
         ),
+        hint="When must the sampler learn the epoch's number: before or after the epoch's loop?",
     ),
     Misconception(
         exercise_id="13.fix_set_epoch",
         label="shuffle switched off",
         build_answer=lambda: _orders("no shuffle"),
         message=(
-            "With shuffle=False the order is the same in every epoch, by design: the samples "
-            "are dealt out in their stored order. Keep shuffling and tell the sampler which "
-            "epoch it is, so the shuffle changes."
+            "The order is the same in every epoch, the samples dealt out in their stored order: "
+            "the sampler does not shuffle. Keep shuffling and tell the sampler which epoch it is, "
+            "so the shuffle changes."
         ),
+        hint="Does the sampler shuffle at all in your version?",
     ),
     Misconception(
         exercise_id="13.pick_backend",
         label="every process on cuda:0",
         build_answer=lambda: _every_rank_on_gpu_0,
         message=(
-            "With one device name for everyone, all the processes of a machine share its "
-            "first GPU and the others stay idle (NCCL refuses two ranks on one GPU). Each "
-            "process takes the GPU numbered by its local rank."
+            "With one device name for everyone, all the processes of a machine share its first GPU "
+            "and the others stay idle (NCCL refuses two ranks on one GPU). Each process takes the "
+            "GPU numbered by its local rank."
         ),
+        hint="Which GPU should the process with local rank 1 take?",
     ),
     Misconception(
         exercise_id="13.pick_backend",
         label="decided per rank",
         build_answer=lambda: _enough_for_this_rank,
         message=(
-            "Each process decides only for itself here, so with too few GPUs some ranks pick "
-            "NCCL and others Gloo, and a process group needs one backend for all of them. "
-            "Decide from whether the machine has a GPU for every local process."
+            "Each process decides only for itself here, so with too few GPUs some ranks pick NCCL "
+            "and others Gloo, and a process group needs one backend for all of them. Decide from "
+            "whether the machine has a GPU for every local process."
         ),
+        hint="Must every process of the group pick the same backend?",
     ),
 ]
 
@@ -292,29 +312,32 @@ MISCONCEPTIONS += [
             torch.stack([_trained(torch.tensor([2, 3, 6, 7]), 0.05, 1)] * 2)
         ),
         message=(
-            "The step used only the second micro-batch's gradient: clearing the gradients "
-            "between the micro-batches throws the first one away. Clear once before the "
-            "first micro-batch, and let the second backward() add onto the first."
+            "The step used only the second micro-batch's gradient: the first one was cleared "
+            "before the second was added. Clear once before the first micro-batch, and let the "
+            "second backward pass add onto the first."
         ),
+        hint="What must the gradients still hold when the second micro-batch's backward pass runs?",
     ),
     Misconception(
         exercise_id="13.accumulate_no_sync",
         label="divided by the world size too",
         build_answer=lambda: _accumulated(torch.stack([_trained(slice(0, 8), 0.05, 1)] * 2)),
         message=(
-            "The step is half as large as it should be: DDP already averages the gradients "
-            "over the ranks, so each micro-batch's loss is divided only by the number of "
-            "micro-batches, not by the world size as well."
+            "The step is half as large as it should be: DDP already averages the gradients over "
+            "the ranks, so each micro-batch's loss is divided only by the number of micro-batches, "
+            "not by the world size as well."
         ),
+        hint="Does DDP already average over the ranks?",
     ),
     Misconception(
         exercise_id="13.rank0_checkpoint",
         label="the other rank saves",
         build_answer=lambda: dict(_every_rank_saves(), **{"saves per rank": [0, 1]}),
         message=(
-            "One writer is right, but the writer is rank 0 by convention: rank 0 exists in "
-            "every run, even with a single process, while rank 1 does not."
+            "One writer is right, but the writer is rank 0 by convention: rank 0 exists in every "
+            "run, even with a single process, while rank 1 does not."
         ),
+        hint="Which rank exists in every run, even with one process?",
     ),
 ]
 
@@ -342,39 +365,51 @@ MISCONCEPTIONS += [
         label="DistributedSampler's padded shards",
         build_answer=_padded_mean,
         message=(
-            "Both ranks agree, but one sample was counted twice: DistributedSampler pads the "
-            "shorter shard by repeating samples so that every rank gets the same number. "
-            "Split the 5 samples so that each is evaluated by exactly one rank."
+            "Both ranks agree, but one sample was counted twice: your mean is that of shards "
+            "padded by repeating a sample so that every rank gets the same number. Split the 5 "
+            "samples so that each is evaluated by exactly one rank."
         ),
+        hint=(
+            "With 5 samples and 2 ranks, how many does each rank evaluate, and is any counted "
+            "twice?"
+        ),
+        cause=(
+            "DistributedSampler pads the shorter shard with the first samples of its order, so "
+            "that every rank gets as many as the others: with 5 samples and 2 ranks both get 3, "
+            "and sample 0 is evaluated twice (lesson 13 printed rank 1's [1, 3, 0])."
+        ),
+        evidence=("call:DistributedSampler",),
     ),
     Misconception(
         exercise_id="13.exact_evaluation",
         label="drop_last=True",
         build_answer=lambda: _both(_mean_loss([0, 1, 2, 3])),
         message=(
-            "Both ranks agree, but one sample was never evaluated: dropping the tail to get "
-            "equal shards leaves the last sample out. Every sample must be evaluated once, "
-            "even if one rank gets more samples than the other."
+            "Both ranks agree, but one sample was never evaluated: equal shards without the tail "
+            "leave the last sample out. Every sample must be evaluated once, even if one rank gets "
+            "more samples than the other."
         ),
+        hint="With 5 samples and 2 ranks, is every sample evaluated?",
     ),
     Misconception(
         exercise_id="13.exact_evaluation",
         label="the mean of the ranks' means",
         build_answer=lambda: _both((_mean_loss([0, 2, 4]) + _mean_loss([1, 3])) / 2),
         message=(
-            "Every sample was evaluated once, but the ranks' means were averaged: with shards "
-            "of 3 and 2 samples that weights the smaller shard's samples more. All-reduce "
-            "the sum of the losses and the number of samples, then divide."
+            "Every sample was evaluated once, but the ranks' means were averaged: with shards of 3 "
+            "and 2 samples that weights the smaller shard's samples more. Combine the sum of the "
+            "losses and the number of samples over the ranks, then divide."
         ),
+        hint="With shards of 3 and 2 samples, is the mean of the two means the mean of all 5?",
     ),
     Misconception(
         exercise_id="13.exact_evaluation",
         label="each rank's own mean",
         build_answer=lambda: torch.tensor([_mean_loss([0, 2, 4]), _mean_loss([1, 3])]),
         message=(
-            "The two ranks report different numbers: each one's is the mean over its own "
-            "samples only. Combine the ranks' parts with an all-reduce, so that every rank "
-            "holds the mean over all 5 samples."
+            "The two ranks report different numbers: each one's is the mean over its own samples "
+            "only. Combine the ranks' parts, so that every rank holds the mean over all 5 samples."
         ),
+        hint="Does each rank know the other rank's losses before it divides?",
     ),
 ]
