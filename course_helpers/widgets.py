@@ -123,7 +123,7 @@ def stale_note():
     return note
 
 
-NOTE_STYLE = "border-left: 4px solid #e65100; padding: 2px 10px; margin: 2px 0;"
+NOTE_STYLE = "border-left: 4px solid #e65100; padding: 2px 10px; margin: 2px 0; line-height: 1.4;"
 
 
 def display_widget(widget, fallback: str = "") -> bool:
