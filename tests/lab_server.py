@@ -85,7 +85,7 @@ def _fork_kernels_in(config_dir: Path) -> None:
     if forked_kernels.enabled():
         config_dir.mkdir(parents=True, exist_ok=True)
         (config_dir / "jupyter_server_config.py").write_text(
-            "from course_helpers import forked_kernels\nforked_kernels.install()\n"
+            "from course_helpers.testing import forked_kernels\nforked_kernels.install()\n"
         )
 
 
