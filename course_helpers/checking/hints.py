@@ -134,6 +134,7 @@ def next_hint(exercise_id: str, shown: str = "", *, button: bool = False) -> Hin
         )
     number = min(seen + 1, count)
     _shown[exercise.id] = number
+    _tell_grader(exercise.id, number)
     is_last = number == count
     footer = ""
     if is_last:
@@ -156,4 +157,12 @@ def _solution(exercise_id: str) -> HintText:
     from course_helpers.lessons import get
 
     exercise = get(exercise_id)
+    _tell_grader(exercise.id, 0)
     return HintText(f"Solution for {exercise.id}", exercise.solution.strip(), "", True)
+
+
+def _tell_grader(exercise_id: str, tier: int) -> None:
+    """While graded, the grader's report names the hints shown (tier 0: the solution)."""
+    from course_helpers.checking.submissions import note_hint_for_grader
+
+    note_hint_for_grader(exercise_id, tier)
