@@ -97,7 +97,9 @@ def _grade_all(args, keyed, key, snapshot, judge_server) -> int:
         print(f"shard {args.shard}: {len(keyed)} notebooks", file=sys.stderr, flush=True)
     paths = [path for path, _ in keyed]
     started = time.perf_counter()
-    limits = sandbox.Limits(memory_mb=args.memory_mb, disk_mb=args.disk_mb)
+    limits = sandbox.Limits(
+        memory_mb=args.memory_mb, disk_mb=args.disk_mb, processes=args.processes
+    )
     jobs = max(1, args.jobs)
     hide = hidden_folders(paths)
 

@@ -2,7 +2,7 @@
 
 ``python -m course_helpers grade PATH... [--jobs N] [--json F] [--junit F] [--csv F]
 [--per-student DIR] [--first-attempt] [--timeout S] [--judge-timeout S] [--memory-mb M]
-[--disk-mb D] [--no-sandbox] [--shard I/N] [--key-file K]
+[--disk-mb D] [--processes P] [--no-sandbox] [--shard I/N] [--key-file K]
 [--results-format gradescope|prairielearn --assignment LESSON [--results F]]``
 (a PATH may be a folder: its ``*.ipynb`` files, in subfolders too, are graded in name
 order), and ``python -m course_helpers grade merge REPORT... --key-file K [--json F]
@@ -37,7 +37,7 @@ from course_helpers.errors import CourseError
 from course_helpers.grading.judging import DEFAULT_JUDGE_MEMORY_MB, DEFAULT_JUDGE_TIMEOUT
 from course_helpers.grading.platforms import DEFAULT_PATHS, FORMATS, assignment_exercises
 from course_helpers.grading.reports import exit_status, score_table
-from course_helpers.grading.sandbox import DEFAULT_DISK_MB, DEFAULT_MEMORY_MB
+from course_helpers.grading.sandbox import DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, DEFAULT_PROCESSES
 from course_helpers.grading.shards import keyed_paths, merge, parse_shard, read_report, repeated_key
 from course_helpers.grading.signing import KEY_ENV, load_key
 from course_helpers.grading.worker import DEFAULT_TIMEOUT
@@ -98,6 +98,13 @@ def main(argv: list[str] | None = None) -> int:
         default=DEFAULT_DISK_MB,
         help="size of the sandbox's /tmp (with the work folder) and of its /dev/shm, MiB "
         f"(default {DEFAULT_DISK_MB})",
+    )
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=DEFAULT_PROCESSES,
+        help="processes per notebook, in the sandbox or its control group (default "
+        f"{DEFAULT_PROCESSES}; without either, per user)",
     )
     parser.add_argument(
         "--judge-timeout",
@@ -201,10 +208,13 @@ def argument_problem(args) -> str:
         ("--judge-timeout", args.judge_timeout, MAX_SECONDS),
         ("--memory-mb", args.memory_mb, MAX_MB),
         ("--disk-mb", args.disk_mb, MAX_MB),
+        ("--processes", args.processes, 2**22),
         ("--judge-memory-mb", args.judge_memory_mb, MAX_MB),
     ):
-        if not (math.isfinite(value) and 0 < value <= limit):  # NaN and inf too
-            return f"{name} must be a positive number up to {limit}, not {value}"
+        if not value > 0:  # NaN too
+            return f"{name} must be a positive number, not {value}"
+        if not (math.isfinite(value) and value <= limit):
+            return f"{name} must be at most {limit}, not {value}"
     if args.disk_mb < 64:
         return f"--disk-mb must be at least 64 (a notebook may be 20 MiB), not {args.disk_mb}"
     if not 1 <= args.jobs <= 1024:

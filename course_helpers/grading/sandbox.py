@@ -30,6 +30,7 @@ from pathlib import Path
 DEFAULT_MEMORY_MB = 8192
 
 
+DEFAULT_PROCESSES = 512  # per notebook (its sandbox or control group)
 DEFAULT_DISK_MB = 1024  # each of the sandbox's tmpfs (/tmp with the work folder, /dev/shm)
 
 SANDBOX_WORK = "/tmp/work"  # the notebook's working folder, inside the sandbox
@@ -39,7 +40,7 @@ SANDBOX_WORK = "/tmp/work"  # the notebook's working folder, inside the sandbox
 class Limits:
     memory_mb: int = DEFAULT_MEMORY_MB  # the notebook's memory (cgroup), each process's space
     cpu_s: int = 600  # CPU seconds per process
-    processes: int = 512  # per notebook (sandbox or cgroup); per user without either
+    processes: int = DEFAULT_PROCESSES  # per notebook (sandbox or cgroup); per user without either
     file_mb: int = 256  # largest file it may write
     disk_mb: int = DEFAULT_DISK_MB  # each tmpfs of the sandbox
 
@@ -197,7 +198,9 @@ def _code_folders() -> list[str]:
 
 def preexec(limits: Limits, drop_capabilities: bool = False, sandboxed: bool = False, group=None):
     """A ``preexec_fn`` that moves the child into the notebook's control ``group`` (if any:
-    :mod:`course_helpers.grading.budget`) and applies ``limits`` with ``resource.setrlimit``.
+    :mod:`course_helpers.grading.budget`; it then holds ``limits.memory_mb`` for the whole
+    notebook) and applies ``limits`` with ``resource.setrlimit`` (without a group, the memory
+    limit is each process's address space).
     With ``drop_capabilities`` (a root grader without the sandbox), it also empties the
     capability bounding set, so the worker and its kernel run as a root with no
     capabilities: no permission bits ignored (other users' files, folders it does not own),
@@ -213,8 +216,13 @@ def preexec(limits: Limits, drop_capabilities: bool = False, sandboxed: bool = F
         if drop_capabilities:
             _drop_capabilities()
         per_user = not sandboxed and not drop_capabilities
+        # with a control group, memory is counted there (pages, not mappings): each process
+        # keeps the default address space, which a CUDA build of torch needs to import
+        address_space = limits.memory_mb
+        if group is not None:
+            address_space = max(address_space, DEFAULT_MEMORY_MB)
         for name, value in (
-            ("RLIMIT_AS", limits.memory_mb * 2**20),
+            ("RLIMIT_AS", address_space * 2**20),
             ("RLIMIT_CPU", limits.cpu_s),
             ("RLIMIT_NPROC", limits.processes if per_user else 0),
             ("RLIMIT_FSIZE", limits.file_mb * 2**20),
