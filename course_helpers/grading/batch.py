@@ -49,19 +49,20 @@ def grade_batch(args) -> int:
     if args.shard is not None:
         keyed = [(path, key) for path, key in keyed if args.shard.holds(key)]
     key = load_key(args.key_file) if args.key_file else run_key()
-    prepare(_needed_ids([path for path, _ in keyed]))  # before any submission runs
+    assignment = assignment_exercises(args.assignment) if args.assignment else []
+    prepare(_needed_ids([path for path, _ in keyed], assignment))  # before any submission runs
     snapshot = package_snapshot()  # after preparing: its own __pycache__ files are in it
     # judging processes are forked from a server forked now: before any submission runs,
     # and before this process starts threads
     with JudgeServer(judge_answers, args.judge_memory_mb) as judge_server, _guarded():
-        return _grade_all(args, keyed, key, snapshot, judge_server)
+        return _grade_all(args, keyed, key, snapshot, judge_server, assignment)
 
 
-def _needed_ids(paths: list[str]) -> list[str]:
+def _needed_ids(paths: list[str], assignment: list[str]) -> list[str]:
     """Every exercise the notebooks will be graded on (read now, before any runs)."""
     import nbformat
 
-    ids: dict[str, None] = {}
+    ids: dict[str, None] = dict.fromkeys(assignment)
     for path in paths:
         data, refused = read_submission(path)
         if refused:
@@ -70,7 +71,7 @@ def _needed_ids(paths: list[str]) -> list[str]:
             notebook = nbformat.reads(data.decode("utf-8"), as_version=4)
         except Exception:
             continue
-        ids.update(dict.fromkeys(expected_ids(notebook, path)))
+        ids.update(dict.fromkeys(expected_ids(notebook, path, also=assignment)))
     return list(ids)
 
 
@@ -88,7 +89,7 @@ def _guarded():
         refuse_imports(False)
 
 
-def _grade_all(args, keyed, key, snapshot, judge_server) -> int:
+def _grade_all(args, keyed, key, snapshot, judge_server, assignment) -> int:
     from course_helpers.grading import sandbox
 
     use_sandbox = not args.no_sandbox
@@ -115,6 +116,7 @@ def _grade_all(args, keyed, key, snapshot, judge_server) -> int:
                 hide=hide,
                 judge_server=judge_server,
                 judge_timeout=args.judge_timeout,
+                assignment=assignment,
             )
         except Exception as err:  # a grader bug costs this notebook, not the batch
             return NotebookGrade(path, f"could not run: {type(err).__name__}: {err}")

@@ -67,11 +67,13 @@ def exercise_ids_in(notebook) -> list[str]:
     return list(found)
 
 
-def expected_ids(notebook, path: str, solutions: Path = SOLUTIONS) -> list[str]:
+def expected_ids(notebook, path: str, solutions: Path = SOLUTIONS, also=()) -> list[str]:
     """The exercises a notebook is graded on: its own checks, then the missing ones of the
-    solution notebook of its lesson (see the module docstring)."""
+    solution notebook of its lesson (see the module docstring), then those of ``also`` (the
+    assignment a platform grades it on)."""
     found = exercise_ids_in(notebook)
     expected = dict.fromkeys(found)
+    expected.update(dict.fromkeys(also))
     if not Path(solutions).is_dir():
         return found
     stem = Path(path).stem
@@ -198,6 +200,7 @@ def grade_notebook(
     hide: list[Path] | None = None,
     judge_server=None,
     judge_timeout: float = DEFAULT_JUDGE_TIMEOUT,
+    assignment: list[str] | tuple = (),
 ):
     """Run one notebook in its own worker process and judge the answers it sent.
 
@@ -207,7 +210,7 @@ def grade_notebook(
     ``hide``: folders the submission must not see (e.g. the other submissions).
     ``judge_server``: a :class:`course_helpers.grading.judging.JudgeServer`; the answers are
     then judged in a process of their own, stopped after ``judge_timeout`` seconds (without
-    one, here, with no limit).
+    one, here, with no limit). ``assignment``: exercises it is graded on in any case.
     """
     import nbformat
 
@@ -222,7 +225,7 @@ def grade_notebook(
         notebook = nbformat.reads(data.decode("utf-8"), as_version=4)
     except Exception as err:
         return NotebookGrade(path, f"could not run: {type(err).__name__}: {err}")
-    ids = expected_ids(notebook, path, solutions)
+    ids = expected_ids(notebook, path, solutions, assignment)
     flags = suspicious_code(notebook)
     if not ids:
         return NotebookGrade(path, "error: no recognised exercises in this notebook", [], flags)

@@ -20,10 +20,12 @@ def safe_text(text: str, limit: int = 200) -> str:
 
 
 def _csv_cell(value):
-    """A spreadsheet reads a cell starting with = + - @ (or a tab/CR) as a formula; a
-    lone surrogate (a file name that is not UTF-8) is written as its escape."""
+    """A spreadsheet reads a cell starting with = + - @ (or a tab/CR) as a formula: such a
+    cell gets a leading ``'``. Control characters and lone surrogates (a file name that is
+    not UTF-8) are written as their escapes (``\\x1b``), as in the score table."""
     if isinstance(value, str):
-        value = value.encode("utf-8", "backslashreplace").decode("utf-8")
+        if not value.isprintable():
+            value = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in value)
         if value[:1] in ("=", "+", "-", "@", "\t", "\r"):
             return "'" + value
     return value
