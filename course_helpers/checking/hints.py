@@ -81,7 +81,11 @@ def hint(exercise_id: str, solution: bool = False) -> HintText:
     After the last hint, further calls repeat it and point to the full solution,
     which ``hint(exercise_id, solution=True)`` shows.
     """
-    if solution:
+    from course_helpers.errors import require_flag
+    from course_helpers.lessons import get
+
+    exercise_id = get(exercise_id).id  # a clear CourseError for a wrong id, or a list of them
+    if require_flag(solution, "solution", f"hint({exercise_id!r})"):
         return _show_now(_solution(exercise_id))
     return _show_now(next_hint(exercise_id, _verdicts.get(exercise_id, "")))
 

@@ -303,6 +303,10 @@ def _key_problem(key_file: str) -> str:
         )
     if not path.exists():
         return _file_problem("--key-file", key_file)
+    try:
+        load_key(key_file, create=False)
+    except CourseError as err:
+        return str(err)
     return ""
 
 

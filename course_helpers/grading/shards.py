@@ -129,9 +129,11 @@ def read_report(path: str, key=None) -> ShardReport:
     """A ``--json`` report, validated, its signature checked with ``key`` (a
     :class:`course_helpers.grading.signing.Key`); ``CourseError`` naming the file and the
     problem."""
+    from course_helpers.grading.signing import read_file
+
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
+        data = json.loads(read_file(path, "grading report", 1024).decode("utf-8"))
+    except (ValueError, CourseError) as err:
         raise CourseError(f"{path}: not a readable JSON grading report ({err}).") from None
     if not isinstance(data, dict) or data.get("format") != REPORT_FORMAT:
         raise CourseError(

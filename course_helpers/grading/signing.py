@@ -57,6 +57,24 @@ class Key:
         return ""
 
 
+def read_file(path, what: str, limit_mb: int) -> bytes:
+    """The bytes of the regular file ``path`` (links followed), at most ``limit_mb`` MiB;
+    a ``CourseError`` naming ``what`` otherwise. Never blocks: a FIFO is refused."""
+    import stat
+
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as err:
+        raise CourseError(f"{what} {path}: cannot be read ({err.strerror}).") from None
+    with os.fdopen(handle, "rb") as file:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            raise CourseError(f"{what} {path}: not a regular file; name a file.")
+        data = file.read(limit_mb * 2**20 + 1)
+    if len(data) > limit_mb * 2**20:
+        raise CourseError(f"{what} {path}: larger than {limit_mb} MiB, not one of ours.")
+    return data
+
+
 def canonical(body: dict) -> bytes:
     """The bytes that are signed: ``body`` as sorted, compact, ASCII JSON."""
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
@@ -85,13 +103,7 @@ def load_key(path: str | os.PathLike, create: bool = True) -> Key:
             raise CourseError(f"--key-file {path}: cannot create it ({err.strerror}).") from None
         finally:
             partial.unlink(missing_ok=True)
-    try:
-        secret = target.read_bytes()
-    except OSError as err:
-        raise CourseError(
-            f"--key-file {path}: cannot read it ({err.strerror}); name the key file every "
-            "shard was graded with."
-        ) from None
+    secret = read_file(target, "--key-file", 1)
     if len(secret) < MIN_KEY_BYTES:
         raise CourseError(
             f"--key-file {path}: holds {len(secret)} bytes, fewer than {MIN_KEY_BYTES}: not a "
