@@ -65,9 +65,7 @@ def setup_notebook(
     import torch
 
     from course_helpers.environment.device import get_device
-    from course_helpers.errors import CourseError
-
-    from course_helpers.errors import require_flag, require_whole_number
+    from course_helpers.errors import CourseError, require_flag, require_whole_number
 
     seed = checked_seed(seed, "setup_notebook", 2**32)  # numpy's limit
     # a negative precision was accepted and broke every later print of a tensor
