@@ -51,14 +51,17 @@ def _python_for(uid: int | None) -> tuple[list[str], dict] | None:
         candidates.append((shutil.which(version), {"PYTHONPATH": paths}))
     for python, extra in candidates:
         probe = "import torch, nbclient, ipykernel, course_helpers.grading.command"
-        done = subprocess.run(
-            [python, "-c", probe],
-            env={**env, **extra},
-            preexec_fn=_as(uid),
-            capture_output=True,
-            cwd="/",
-            check=False,
-        )
+        try:
+            done = subprocess.run(
+                [python, "-c", probe],
+                env={**env, **extra},
+                preexec_fn=_as(uid),
+                capture_output=True,
+                cwd="/",
+                check=False,
+            )
+        except OSError:  # not even executable for that user
+            continue
         if done.returncode == 0:
             return [python], {**env, **extra}
     return None
