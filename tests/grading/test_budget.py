@@ -6,8 +6,10 @@ Per-process limits multiplied (each forked child got the whole address space), t
 (tests/fixtures/grading/budget/ next to an honest notebook, two at a time) is graded as the
 user running the tests (root in CI: control groups count memory, tmpfs and processes per
 notebook) and as `nobody` (no control group: sized tmpfs, a process limit per sandbox).
-A normal user's run needs a Python that user can execute with the course installed: where
-there is none, those tests are skipped and say why.
+The run as this user is part of the attack batch
+(`test_grading_attacks.py::test_one_budget_per_notebook_as_this_user`); here, a normal user's
+runs, which need a Python that user can execute with the course installed: where there is
+none, they are skipped and say why.
 """
 
 import json
@@ -21,15 +23,12 @@ from pathlib import Path
 
 import pytest
 
-from course_helpers.grading import budget, sandbox
+from course_helpers.grading import sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "grading"
 NOBODY = 65534
-LIMITS = ["--disk-mb", "64", "--processes", "64"]
-# where a control group holds the notebook's memory; without one, --memory-mb is each
-# process's address space, and 1024 MiB is too little for a kernel to import torch
-MEMORY = ["--memory-mb", "1024"]
+LIMITS = ["--disk-mb", "64", "--processes", "64"]  # no --memory-mb: see test_grading_attacks
 
 
 def _as(uid: int | None):
@@ -127,22 +126,6 @@ def _assert_bounded(result: dict) -> None:
 
 
 NAMES = ["budget/fills_tmp", "budget/forks", "attacks/victim"]
-
-
-@pytest.mark.skipif(not sandbox.bwrap_works(), reason="needs bubblewrap (apt install bubblewrap)")
-def test_one_budget_per_notebook_as_this_user(shared_folder):
-    # as root (CI): /tmp, the work folder and /dev/shm are size-limited tmpfs; with control
-    # groups, processes and memory (tmpfs included) are counted per notebook, so four
-    # children filling 320 MiB each cannot take more than the notebook's 1024 MiB
-    grouped = budget.available() is not None
-    names = NAMES + (["budget/forks_memory"] if grouped else [])
-    result = _grade(shared_folder, _fixtures(*names), None, *LIMITS, *(MEMORY * grouped))
-    _assert_bounded(result)
-    if grouped:
-        nb = result["by_name"]["forks_memory"]
-        assert "ran out of its 1024 MiB of memory" in nb["run"], nb["run"]
-        assert _status(nb, "00.how_to_run") == "passed"  # the answers before it count
-        assert _status(nb, "00.first_tensor") != "passed"
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="becomes `nobody`: run the tests as root")
