@@ -23,7 +23,7 @@ space := $(subst ,, )
 export OMP_NUM_THREADS ?= 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: lab update test test-compat test-colab setup build lint unit nbval browser bench profile gpu-check lock check-lock doctor clean
+.PHONY: lab update test test-compat test-colab test-slurm setup build lint unit nbval browser bench profile gpu-check lock check-lock doctor clean
 
 # The server's root is the repository (not notebooks/), so the links from lessons to
 # ../exercises/ and ../solutions/ and the README's course map all open in JupyterLab.
@@ -103,6 +103,14 @@ gpu-check: setup
 
 doctor: setup
 	$(BIN)/python -m course_helpers doctor
+
+# The SLURM lane (docs/grading.md, "SLURM"): installs slurm-wlm and munge from Debian if they
+# are missing, starts a one-node cluster, grades a small class as a job array with the afterok
+# merge and compares it with one process; a grader-wide failure must fail the array. Needs
+# root (CI runs it as root; elsewhere `make test-slurm SUDO=sudo`). It stops its daemons.
+SUDO ?=
+test-slurm: setup
+	$(SUDO) deploy/slurm/ci-lane.sh
 
 # Compatibility lanes (README, "Tested versions"): under another torch, in a virtual environment
 # of its own (COMPAT_VENV, default .venv-compat-<version>/, made once and kept), nbval over every

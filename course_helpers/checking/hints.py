@@ -81,7 +81,11 @@ def hint(exercise_id: str, solution: bool = False) -> HintText:
     After the last hint, further calls repeat it and point to the full solution,
     which ``hint(exercise_id, solution=True)`` shows.
     """
-    if solution:
+    from course_helpers.errors import require_flag
+    from course_helpers.lessons import get
+
+    exercise_id = get(exercise_id).id  # a clear CourseError for a wrong id, or a list of them
+    if require_flag(solution, "solution", f"hint({exercise_id!r})"):
         return _show_now(_solution(exercise_id))
     return _show_now(next_hint(exercise_id, _verdicts.get(exercise_id, "")))
 
@@ -134,6 +138,7 @@ def next_hint(exercise_id: str, shown: str = "", *, button: bool = False) -> Hin
         )
     number = min(seen + 1, count)
     _shown[exercise.id] = number
+    _tell_grader(exercise.id, number)
     is_last = number == count
     footer = ""
     if is_last:
@@ -156,4 +161,12 @@ def _solution(exercise_id: str) -> HintText:
     from course_helpers.lessons import get
 
     exercise = get(exercise_id)
+    _tell_grader(exercise.id, 0)
     return HintText(f"Solution for {exercise.id}", exercise.solution.strip(), "", True)
+
+
+def _tell_grader(exercise_id: str, tier: int) -> None:
+    """While graded, the grader's report names the hints shown (tier 0: the solution)."""
+    from course_helpers.checking.submissions import note_hint_for_grader
+
+    note_hint_for_grader(exercise_id, tier)

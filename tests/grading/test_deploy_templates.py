@@ -190,3 +190,45 @@ def test_the_learner_workflows_grade_step_passes_a_finished_notebook(tmp_path):
     (notebook,) = result["notebooks"]
     assert notebook["max_score"] > 5 and notebook["score"] == notebook["max_score"]
     assert "01_tensors.ipynb" in summary.read_text()
+
+
+def test_a_grader_wide_failure_fails_the_array_task(tmp_path):
+    # issue 37, item 10: when every worker died the same way (here nbclient cannot be
+    # imported where the worker runs), the run exited 1, "some exercise did not pass", and
+    # the array task succeeded, so the afterok merge ran on a class of zeros
+    broken = tmp_path / "broken" / "nbclient"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('nbclient is broken here')\n")
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    shutil.copy(FIXTURES / "correct.ipynb", subs / "ana.ipynb")
+    env = dict(
+        os.environ,
+        SUBMISSIONS=str(subs),
+        RESULTS=str(tmp_path / "results"),
+        COURSE_PYTHON=sys.executable,
+        PYTHONPATH=os.pathsep.join([str(broken.parent), *sys.path[1:]]),
+        SLURM_ARRAY_TASK_COUNT="1",
+        SLURM_ARRAY_TASK_ID="1",
+    )
+    done = subprocess.run(
+        ["bash", str(DEPLOY / "slurm" / "grade-array.sbatch")],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode != 0
+    assert "GRADER FAILURE" in done.stderr and "nbclient is broken here" in done.stderr
+
+
+def test_the_slurm_lane_script_passes_shellcheck_and_runs_in_ci():
+    # issue 37: the lane starts a real one-node cluster (deploy/slurm/ci-lane.sh); CI runs it
+    lane = DEPLOY / "slurm" / "ci-lane.sh"
+    done = _tool("shellcheck", lane)
+    assert done.returncode == 0, done.stdout
+    assert os.access(lane, os.X_OK)
+    # CI runs it through `make test-slurm` (so tests/testing/test_ci_script.py can stand in)
+    assert "deploy/slurm/ci-lane.sh" in (ROOT / "Makefile").read_text()
+    assert "make test-slurm" in (ROOT / ".ci" / "run").read_text()

@@ -77,6 +77,7 @@ def test_every_phase_runs_in_order_with_the_cached_venvs(ci):
         [
             "make test",
             "make check-lock LOCK_PYTHON=/usr/bin/python3.11",
+            f"make test-slurm SUDO={'' if os.getuid() == 0 else 'sudo'}",
             f"make test-compat TORCH=2.11.0 COMPAT_VENV={cache}/compat-2.11.0-{key}",
             f"make test-compat TORCH=2.14.1 COMPAT_VENV={cache}/compat-2.14.1-{key}",
             f"make test-colab COLAB_VENV={cache}/colab-{key}",
@@ -91,6 +92,7 @@ def test_every_phase_runs_in_order_with_the_cached_venvs(ci):
             "ci: system packages",
             "ci: make test",
             "ci: make check-lock",
+            "ci: make test-slurm",
             "ci: make test-compat TORCH=2.11.0",
             "ci: make test-compat TORCH=2.14.1",
             "ci: make test-colab",
