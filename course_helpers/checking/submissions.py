@@ -38,7 +38,20 @@ def save_for_grader(exercise_id: str, submission: dict) -> None:
         _grader_log.append((exercise_id, submission))
 
 
+_grader_hints: list[tuple[str, int | str]] = []  # the hints shown while being graded
+
+
+def save_hint_for_grader(exercise_id: str, tier: int | str) -> None:
+    """While graded, note a hint shown: its tier (1, 2, ...), ``"solution"`` or ``"mistake"``
+    (the hint about the last answer's diagnosed mistake). The grader reports these as the
+    notebook's own account (:func:`read_hint_log`): the kernel could write anything here."""
+    if os.environ.get(GRADING_ENV):
+        _grader_hints.append((str(exercise_id), tier))
+
+
 LOG_FORMAT = 2  # the grader's answer log: each attempt saved on its own
+HINT_LOG = "hints.json"  # beside log.pt: the hints shown, as plain JSON (never unpickled)
+HINT_LOG_LIMIT = 10_000  # hint entries the grader reads at most
 
 
 def dump_for_grader(folder: str | os.PathLike) -> None:
@@ -57,6 +70,36 @@ def dump_for_grader(folder: str | os.PathLike) -> None:
         except Exception as err:
             attempts.append((exercise_id, f"could not be saved ({type(err).__name__})"))
     torch.save({"format": LOG_FORMAT, "attempts": attempts}, Path(folder) / "log.pt")
+    import json
+
+    hints = [[exercise_id, tier] for exercise_id, tier in _grader_hints[:HINT_LOG_LIMIT]]
+    (Path(folder) / HINT_LOG).write_text(json.dumps(hints), encoding="utf-8")
+
+
+def read_hint_log(folder: str | os.PathLike) -> list[tuple[str, int | str]]:
+    """``(exercise id, tier)`` for each hint the notebook says it showed (see
+    :func:`save_hint_for_grader`); entries of any other shape are dropped, and a missing
+    or unreadable file is no hints."""
+    import json
+
+    path = Path(folder) / HINT_LOG
+    try:
+        with open(path, "rb") as file:
+            data = json.loads(file.read(64 * HINT_LOG_LIMIT + 2).decode("utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(data, list):
+        return []
+    hints = []
+    for item in data[:HINT_LOG_LIMIT]:
+        if isinstance(item, list) and len(item) == 2 and isinstance(item[0], str):
+            tier = item[1]
+            if (isinstance(tier, int) and not isinstance(tier, bool) and tier > 0) or tier in (
+                "solution",
+                "mistake",
+            ):
+                hints.append((item[0], tier))
+    return hints
 
 
 def read_grader_log(path: str | os.PathLike) -> list[tuple[str, Any]]:

@@ -2,10 +2,13 @@
 
 ``python -m course_helpers grade PATH... [--jobs N] [--json F] [--junit F] [--csv F]
 [--per-student DIR] [--first-attempt] [--timeout S] [--judge-timeout S] [--memory-mb M]
-[--no-sandbox] [--shard I/N] [--results-format gradescope|prairielearn [--results F]]``
+[--no-sandbox] [--shard I/N] [--results-format gradescope|prairielearn [--results F]]
+[--class-report DIR [--class-report-learners]]``
 (a PATH may be a folder: its ``*.ipynb`` files are graded in name order), and
-``python -m course_helpers grade merge REPORT... [--json F] [--csv F] [--junit F]`` for the
-reports of shards (:mod:`course_helpers.grading.shards`).
+``python -m course_helpers grade merge REPORT... [--json F] [--csv F] [--junit F]
+[--class-report DIR]`` for the reports of shards (:mod:`course_helpers.grading.shards`).
+``--class-report DIR``: what the class gets wrong, for instructors
+(:mod:`course_helpers.grading.classreport`).
 
 Each notebook is copied into its own temporary folder and run there by a worker process
 (``--worker``; isolated with bubblewrap where it works, resource-limited always: see
@@ -130,6 +133,16 @@ def _add_report_options(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="where --results-format writes (default: the platform's own path)",
     )
+    parser.add_argument(
+        "--class-report",
+        metavar="DIR",
+        help="also write the class report into DIR: pictures (index.html), JSON and CSV",
+    )
+    parser.add_argument(
+        "--class-report-learners",
+        action="store_true",
+        help="name each notebook in the class report (default: counts only, no names)",
+    )
 
 
 def merge_main(argv: list[str]) -> int:
@@ -144,6 +157,9 @@ def merge_main(argv: list[str]) -> int:
     parser.add_argument("--csv", metavar="FILE", help="write a merged CSV gradebook")
     _add_report_options(parser)
     args = parser.parse_args(argv)
+    problem = class_report_problem(args)
+    if problem:
+        parser.error(problem)
     try:
         grades, keys = merge([read_report(path) for path in args.reports])
     except CourseError as err:
@@ -151,14 +167,17 @@ def merge_main(argv: list[str]) -> int:
         return 2
     print(score_table(grades))
     args.per_student = None
-    write_reports(args, grades, keys, seconds=0.0)
+    if write_reports(args, grades, keys, seconds=0.0):
+        return 2
     return exit_status(grades)
 
 
-def write_reports(args, grades, keys, *, shard=None, finished=(), seconds=None) -> None:
+def write_reports(args, grades, keys, *, shard=None, finished=(), seconds=None) -> str:
     """(Re)write the report files for ``grades`` so far (with their shard ``keys``), the
     per-student files of the notebooks that just ``finished``, and, once the batch is done
-    (``seconds`` given), the platform's results file. The same for a run, a shard, a merge."""
+    (``seconds`` given), the platform's results file and the class report. The same for a
+    run, a shard, a merge. Returns what could not be written ("" when all was), said on
+    stderr too."""
     if args.json:
         Path(args.json).write_text(to_json(grades, keys, shard), encoding="utf-8")
     if args.junit:
@@ -176,6 +195,24 @@ def write_reports(args, grades, keys, *, shard=None, finished=(), seconds=None) 
     if args.results_format and seconds is not None:
         target = args.results or DEFAULT_PATHS[args.results_format]
         write_results(grades, args.results_format, target, seconds)
+    if args.class_report and seconds is not None:
+        from course_helpers.grading.classreport import write_class_report
+
+        try:
+            write_class_report(grades, args.class_report, keys, learners=args.class_report_learners)
+        except CourseError as err:
+            print(f"grade: {err}", file=sys.stderr)
+            return str(err)
+    return ""
+
+
+def class_report_problem(args) -> str:
+    """What is wrong with ``--class-report`` / ``--class-report-learners``, or ""."""
+    from course_helpers.grading.classreport.files import folder_problem
+
+    if args.class_report_learners and not args.class_report:
+        return "--class-report-learners names notebooks in the class report: add --class-report DIR"
+    return folder_problem(args.class_report) if args.class_report else ""
 
 
 def argument_problem(args) -> str:
@@ -201,6 +238,9 @@ def argument_problem(args) -> str:
                 return f"--{option} {target}: folder {parent} does not exist; create it first"
             if not os.access(parent, os.W_OK):
                 return f"--{option} {target}: folder {parent} is not writable"
+    problem = class_report_problem(args)
+    if problem:
+        return problem
     if args.per_student:
         folder = Path(args.per_student)
         if folder.exists() and not folder.is_dir():
@@ -290,7 +330,9 @@ def _grade_all(args, snapshot, judge_server) -> int:
     grades = [results[path] for path in paths]
     print(score_table(grades))
     keys = [key for _, key in keyed]
-    write_reports(args, grades, keys, shard=args.shard, seconds=time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    if write_reports(args, grades, keys, shard=args.shard, seconds=seconds):
+        return 2
     return exit_status(grades)
 
 

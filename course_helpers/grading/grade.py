@@ -36,6 +36,11 @@ class ExerciseGrade:
     attempts: int = 0  # how many times check() ran for it
     first_attempt: str = ""  # the status of the first of them
     known: bool = True  # False: no exercise has this id (it is shown escaped, see below)
+    # each counted attempt as judged here: status, and the misconception it was diagnosed
+    # with, its evidence state and what was said of it (grading.classreport.observations)
+    tries: list = field(default_factory=list)
+    # the hints the notebook's kernel says it showed: tiers 1, 2, ..., "solution", "mistake"
+    hints: list = field(default_factory=list)
 
 
 @dataclass
@@ -229,9 +234,13 @@ def _unlistable(folder: Path) -> None:
 def judge_records(record_dir: Path, ids: list[str], first_attempt: bool):
     """The grades of ``ids`` from the answer log in ``record_dir``, and a problem with the
     log ("" when none). Run in a judging process of its own (see ``grading.judging``)."""
+    from course_helpers.checking.submissions import read_hint_log
+
     known = load_catalogue()
     attempts, problem = _read_attempts(record_dir)
-    return [_grade_exercise(known.get(i), i, attempts, first_attempt) for i in ids], problem
+    hints = read_hint_log(record_dir)
+    grades = [_grade_exercise(known.get(i), i, attempts, first_attempt, hints) for i in ids]
+    return grades, problem
 
 
 def _not_judged(path, run, ids, flags, err, limit) -> NotebookGrade:
@@ -406,7 +415,9 @@ def _read_attempts(record_dir: Path) -> tuple[dict[str, list], str]:
     return attempts, ""
 
 
-def _grade_exercise(exercise, exercise_id: str, attempts: dict, first: bool) -> ExerciseGrade:
+def _grade_exercise(
+    exercise, exercise_id: str, attempts: dict, first: bool, hints=()
+) -> ExerciseGrade:
     if exercise is None:  # any text a learner wrote: escaped, never a row or column of its own
         shown = ascii(exercise_id)[1:-1]
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
@@ -415,37 +426,43 @@ def _grade_exercise(exercise, exercise_id: str, attempts: dict, first: bool) -> 
     tries = attempts.get(exercise.id, [])
     if not tries:
         return ExerciseGrade(exercise.id, "not_attempted", "No answer was checked.", 0)
+    from course_helpers.grading.classreport.observations import hints_shown, observe
+
     verdicts = [_judge_one(exercise, s) for s in tries]
     chosen = verdicts[0] if first else verdicts[-1]
+    counted = _distinct_attempts(tries, verdicts)
     return ExerciseGrade(
         exercise.id,
         chosen[0],
         chosen[1],
         int(chosen[0] == "passed"),
-        attempts=_distinct_attempts(tries, verdicts),
+        attempts=len(counted),
         first_attempt=verdicts[0][0],
+        tries=observe(exercise.id, [tries[i] for i in counted], [verdicts[i] for i in counted]),
+        hints=hints_shown(exercise, hints),
     )
 
 
-def _distinct_attempts(tries: list, verdicts: list) -> int:
-    """Attempts as the learner's progress counts them: an answer checked again right after
-    itself, with the same verdict (a cell run twice), is one attempt."""
+def _distinct_attempts(tries: list, verdicts: list) -> list[int]:
+    """The attempts as the learner's progress counts them (their indices): an answer checked
+    again right after itself, with the same verdict (a cell run twice), is one attempt."""
     from course_helpers.checking.progress import answer_fingerprint
 
-    count, last = 0, None
-    for submission, (status, _) in zip(tries, verdicts, strict=True):
+    counted, last = [], None
+    for index, (submission, (status, *_)) in enumerate(zip(tries, verdicts, strict=True)):
         valid = status != "rejected" and isinstance(submission, dict)
         key = (answer_fingerprint(submission), status) if valid else None
         if key is None or not key[0] or key != last:
-            count += 1
+            counted.append(index)
         last = key
-    return count
+    return counted
 
 
-def _judge_one(exercise, submission) -> tuple[str, str]:
-    """(status, message) for one recorded submission, rejecting what collect never makes."""
+def _judge_one(exercise, submission) -> tuple[str, str, str]:
+    """(status, message, misconception label or "") for one recorded submission, rejecting
+    what collect never makes."""
     if isinstance(submission, str):  # it could not be saved or loaded: only it is lost
-        return "rejected", f"This recorded answer is {submission}: it could not be judged."
+        return "rejected", f"This recorded answer is {submission}: it could not be judged.", ""
     if not isinstance(submission, dict) or set(submission) - {
         "format",
         "exercise_id",
@@ -454,11 +471,15 @@ def _judge_one(exercise, submission) -> tuple[str, str]:
         "method",  # what the learner's code used (method checks), judged by judge()
         "code",  # the answer's code as text: the evidence a named mistake needs
     }:
-        return "rejected", "The recorded answer is malformed (not a submission made by check)."
+        return "rejected", "The recorded answer is malformed (not a submission made by check).", ""
     if submission.get("learner_record"):
-        return "rejected", "The answer is a hand-made record (a dict shaped like the checker's)."
+        return (
+            "rejected",
+            "The answer is a hand-made record (a dict shaped like the checker's).",
+            "",
+        )
     reason = invalid_reason(submission.get("answer"))
     if reason:
-        return "rejected", f"The recorded answer was rejected: {reason}."
+        return "rejected", f"The recorded answer was rejected: {reason}.", ""
     verdict = judge(exercise, submission)
-    return verdict.status, verdict.message
+    return verdict.status, verdict.message, verdict.misconception

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course_helpers.errors import CourseError
+from course_helpers.grading.classreport.observations import hints_from_json, tries_from_json
 from course_helpers.grading.grade import ExerciseGrade, NotebookGrade
 
 # the ``--json`` report's format, written into every report and checked by the merge
@@ -116,6 +117,8 @@ def read_report(path: str) -> ShardReport:
                     int(e["points"]),
                     int(e.get("attempts", 0)),
                     str(e.get("first_attempt", "")),
+                    tries=tries_from_json(e.get("tries")),
+                    hints=hints_from_json(e.get("hints")),
                 )
                 for e in nb["exercises"]
             ]

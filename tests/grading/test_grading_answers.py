@@ -52,6 +52,7 @@ def test_an_unreadable_attempt_costs_that_attempt_only(tmp_path, monkeypatch):
     assert _judge_one(get("00.how_to_run"), last) == (
         "passed",
         judge(get("00.how_to_run"), good).message,
+        "",  # no misconception
     )
 
 
