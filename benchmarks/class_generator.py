@@ -445,12 +445,14 @@ def _write_notebook(path: Path, lesson: str, plans: dict[str, ExercisePlan]) -> 
     nbformat.write(nb, path)
 
 
-def make_class(
+def plan_class(
     folder, learners: int = 60, lessons=("01_tensors",), exercises=None, seed: int = 0
 ) -> GeneratedClass:
-    """Write a class of ``learners`` into ``folder`` (one sub-folder each, one notebook per
-    lesson) and return its plans. ``exercises``: answer only these ids (the others are left
-    as stubs, as a learner who stopped early would)."""
+    """Plan a class of ``learners`` (one notebook per learner and lesson, at
+    ``folder/<learner>/<lesson>.ipynb``) without writing it. ``exercises``: answer only
+    these ids (the others are left as stubs, as a learner who stopped early would)."""
+    from course_helpers.lessons import get
+
     rng = random.Random(seed)
     folder = Path(folder)
     names = learner_names(learners)
@@ -458,8 +460,6 @@ def make_class(
     for lesson in lessons:
         ids, bank = candidates(lesson, set(exercises) if exercises else None)
         ids_by_lesson[lesson] = ids
-        from course_helpers.lessons import get
-
         for name in names:
             plans = {}
             for exercise_id in ids:
@@ -467,14 +467,56 @@ def make_class(
                     plans[exercise_id] = _plan(rng, bank[exercise_id], get(exercise_id), name)
                 else:
                     plans[exercise_id] = ExercisePlan(stub=True)
-            path = folder / name / f"{lesson}.ipynb"
-            _write_notebook(path, lesson, plans)
-            notebooks.append(Notebook(name, lesson, path, plans))
-    generated = GeneratedClass(folder, notebooks, ids_by_lesson)
-    (folder / "expected.json").write_text(
+            notebooks.append(Notebook(name, lesson, folder / name / f"{lesson}.ipynb", plans))
+    return GeneratedClass(folder, notebooks, ids_by_lesson)
+
+
+def make_class(
+    folder, learners: int = 60, lessons=("01_tensors",), exercises=None, seed: int = 0
+) -> GeneratedClass:
+    """:func:`plan_class`, then write every notebook and ``folder/expected.json``."""
+    generated = plan_class(folder, learners, lessons, exercises, seed)
+    for nb in generated.notebooks:
+        _write_notebook(nb.path, nb.lesson, nb.plans)
+    (Path(folder) / "expected.json").write_text(
         json.dumps(generated.expected(), indent=1, default=dict), encoding="utf-8"
     )
     return generated
+
+
+def synthetic_grades(generated: GeneratedClass) -> tuple[list, list[str]]:
+    """The grades the grader would give ``generated``'s notebooks, made from the plans
+    without running anything (``NotebookGrade`` objects, and their shard keys): for
+    measuring what is built from graded reports, at sizes too large to grade here."""
+    from course_helpers.grading.grade import ExerciseGrade, NotebookGrade
+
+    grades, keys = [], []
+    for nb in generated.notebooks:
+        exercises = []
+        for exercise_id, plan in nb.plans.items():
+            tries = [{"status": "not_attempted"}] if plan.stub else []
+            for answer in plan.answers:
+                item = {"status": answer.status}
+                if answer.label:
+                    item.update(misconception=answer.label, evidence=answer.evidence)
+                    item["said"] = answer.said
+                tries.append(item)
+            status = tries[-1]["status"] if tries else "not_attempted"
+            exercises.append(
+                ExerciseGrade(
+                    exercise_id,
+                    status,
+                    "(synthetic)",
+                    int(status == "passed"),
+                    attempts=len(tries),
+                    first_attempt=tries[0]["status"] if tries else "",
+                    tries=tries,
+                    hints=list(plan.hints),
+                )
+            )
+        grades.append(NotebookGrade(str(nb.path), "completed", exercises))
+        keys.append(f"{nb.path.parent.name}/{nb.path.name}")
+    return grades, keys
 
 
 def main() -> None:

@@ -17,6 +17,12 @@ Both platforms run one container per submission, so the results describe one sub
 
 A notebook flagged "needs review" is said so in the submission's output; the score is
 unchanged (a flag is not a verdict, see docs/grading.md).
+
+The class summary (``grading.classreport``) goes where each format has room for it:
+Gradescope's ``extra_data`` ("extra data to be stored", not shown to the learner) holds its
+figures, and each test's ``extra_data`` the typical mistakes diagnosed in that exercise and
+the hints the notebook reported; PrairieLearn's ``images`` (pictures shown with the results,
+within its 1 MB limit) holds its overview picture.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from course_helpers.grading.classreport.model import build
 from course_helpers.grading.grade import NotebookGrade
 
 FORMATS = ("gradescope", "prairielearn")
@@ -45,6 +52,19 @@ def _tests(grades: list[NotebookGrade]) -> list[tuple[NotebookGrade, object]]:
     return [(nb, e) for nb in grades for e in nb.exercises]
 
 
+def _observed(e) -> dict:
+    """What a Gradescope test stores about one exercise's attempts (see the docstring)."""
+    met = [
+        {"misconception": t["misconception"], "evidence": t["evidence"]}
+        for t in e.tries
+        if t.get("misconception")
+    ]
+    return {"attempts": e.attempts, "misconceptions": met, "hints_reported": list(e.hints)}
+
+
+IMAGE_LIMIT = 600_000  # bytes of base64 picture at most: PrairieLearn takes 1 MB in all
+
+
 def to_gradescope(grades: list[NotebookGrade], seconds: float = 0.0) -> dict:
     tests = [
         {
@@ -55,6 +75,7 @@ def to_gradescope(grades: list[NotebookGrade], seconds: float = 0.0) -> dict:
             "number": str(number),
             "output": f"{e.status}: {e.message}",
             "visibility": "visible",
+            "extra_data": _observed(e),
         }
         for number, (_, e) in enumerate(_tests(grades), start=1)
     ]
@@ -64,7 +85,10 @@ def to_gradescope(grades: list[NotebookGrade], seconds: float = 0.0) -> dict:
         "output": _summary(grades) or "No notebook was found in the submission.",
         "visibility": "visible",
         "stdout_visibility": "hidden",  # the grader's own log, for instructors only
-        "extra_data": {"needs_review": [r for nb in grades for r in nb.review]},
+        "extra_data": {
+            "needs_review": [r for nb in grades for r in nb.review],
+            "class_summary": build(grades).summary(),
+        },
         "tests": tests,
     }
 
@@ -76,9 +100,20 @@ def to_prairielearn(grades: list[NotebookGrade]) -> dict:
             "gradable": False,
             "format_errors": [_summary(grades) or "No exercise notebook was submitted."],
         }
+    report = build(grades)
+    images = []
+    if report.exercises:
+        import base64
+
+        from course_helpers.grading.classreport import figures
+
+        picture = base64.b64encode(figures.png(figures.overview(report))).decode("ascii")
+        if len(picture) <= IMAGE_LIMIT:
+            images.append({"label": "Class summary", "url": f"data:image/png;base64,{picture}"})
     return {
         "gradable": True,
         "score": sum(nb.score for nb in grades) / total,
+        "images": images,
         "message": f"{sum(nb.score for nb in grades)} of {total} exercises passed.",
         "output": _summary(grades),
         "tests": [

@@ -40,11 +40,11 @@ def draw_pass_rates(ax, rows, by: str) -> None:
     passed = [s.pass_rate * 100 for s in rows][::-1]
     first = [s.first_attempt_rate * 100 for s in rows][::-1]
     ax.barh([i + 0.2 for i in y], passed, 0.4, color=PASSED, label="passed")
-    ax.barh([i - 0.2 for i in y], first, 0.4, color=FIRST, label="passed at the first answer")
+    ax.barh([i - 0.2 for i in y], first, 0.4, color=FIRST, label="passed at the\nfirst answer")
     ax.set_yticks(y, names)
     ax.set_xlim(0, 100)
-    ax.set_xlabel("% of notebooks (first answer: % of those that answered)")
-    ax.legend(loc="lower right", fontsize=7)
+    ax.set_xlabel("% of notebooks (at the first answer: of those that answered)")
+    _legend(ax)
     ax.set_title(f"Pass rates by {by}")
 
 
@@ -54,10 +54,10 @@ def draw_top(ax, top) -> None:
     names = [f"{m.exercise_id}: {_short(m.label)}" for m in top][::-1]
     shown = [m.with_evidence for m in top][::-1]
     values = [m.answers - m.with_evidence for m in top][::-1]
-    ax.barh(names, shown, color=EVIDENCE, label="with evidence (the code shows the cause)")
-    ax.barh(names, values, left=shown, color=VALUES, label="the values match the pattern")
+    ax.barh(names, shown, color=EVIDENCE, label="with evidence:\nthe code shows the cause")
+    ax.barh(names, values, left=shown, color=VALUES, label="the values match\nthe pattern")
     ax.set_xlabel("wrong answers diagnosed as it")
-    ax.legend(loc="lower right", fontsize=7)
+    _legend(ax)
     ax.set_title("Top typical mistakes of the class")
     if not top:
         ax.text(0.5, 0.5, "no typical mistake was diagnosed", ha="center", transform=ax.transAxes)
@@ -85,7 +85,7 @@ def draw_distribution(ax, report, what: str) -> None:
         left = [a + b for a, b in zip(left, share, strict=True)]
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of notebooks")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=6, fontsize=7)
+    _legend(ax)
     ax.set_title(title)
 
 
@@ -117,8 +117,14 @@ def overview(report):
         draw_pass_rates(fig.add_subplot(grid[0, 0]), report.lessons, "lesson")
         draw_distribution(fig.add_subplot(grid[1, 0]), report, "attempts")
         draw_top(fig.add_subplot(grid[:, 1]), report.top)
-        fig.suptitle(f"Class report: {report.notebooks} notebooks graded")
+        count = f"{report.notebooks} notebook{'s' * (report.notebooks != 1)}"
+        fig.suptitle(f"Class report: {count} graded")
     return fig
+
+
+def _legend(ax) -> None:
+    """The legend right of the plot, where it never covers a bar."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
 
 
 def _short(text: str, limit: int = 44) -> str:

@@ -120,7 +120,7 @@ class Stats:
 
 
 def _rank(m: MisconceptionStats):
-    return (-m.notebooks, -m.answers, m.exercise_id, m.label)
+    return (-m.answers, -m.notebooks, m.exercise_id, m.label)
 
 
 def _ranked(counter: Counter) -> list:
@@ -159,6 +159,24 @@ class ClassReport:
         if self.learners is not None:
             data["learners"] = self.learners
         return data
+
+    def summary(self) -> dict:
+        """The figures in short, for a platform's results file: per exercise the counts and
+        the typical mistakes by label (no text, no names)."""
+        exercises = {}
+        for s in self.exercises:
+            exercises[s.name] = {
+                "graded": s.graded,
+                "attempted": s.attempted,
+                "passed": s.passed,
+                "first_attempt_passed": s.first_passed,
+                "wrong_answers": s.wrong_answers,
+                "misconceptions": {
+                    m.label: {"answers": m.answers, "with_evidence": m.with_evidence}
+                    for m in s.ranked()
+                },
+            }
+        return {"format": REPORT_FORMAT, "notebooks": self.notebooks, "exercises": exercises}
 
 
 DEFINITIONS = {

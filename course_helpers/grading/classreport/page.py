@@ -10,12 +10,14 @@ from __future__ import annotations
 import html
 
 CSS = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 68em; color: #222; }
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 80em; color: #222;
+  padding: 0 1em; }
 h1 { margin-bottom: 0.2em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; }
-table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.9em; }
+table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.85em; }
 th, td { padding: 3px 8px; border-bottom: 1px solid #e4e4e4; text-align: right; }
-th:first-child, td:first-child, td.text { text-align: left; }
-td.text { max-width: 32em; }
+th:first-child, td:first-child, td.text, th.text { text-align: left; }
+td.text { min-width: 10em; max-width: 24em; } td.spread { white-space: nowrap; }
+th { vertical-align: bottom; }
 .note { color: #555; font-size: 0.9em; max-width: 52em; }
 blockquote { margin: 0.4em 0 0.4em 1em; padding-left: 0.8em; border-left: 3px solid #E69F00;
   white-space: pre-wrap; }
@@ -68,14 +70,22 @@ def _stats_row(kind: str, s, max_tier: int) -> str:
             "first_attempt_pass_rate", round(s.first_attempt_rate, 4), _pct(s.first_attempt_rate)
         ),
         _cell("wrong_answers", s.wrong_answers),
-        *(_cell(f"attempts_{b}", s.attempts[b]) for b in ATTEMPT_BUCKETS),
-        *(_cell(f"hint_tier_{t}", s.hint_tiers[t]) for t in range(max_tier + 1)),
+        _spread("attempts", {b: s.attempts[b] for b in ATTEMPT_BUCKETS}),
+        _spread("hint_tiers", {str(t): s.hint_tiers[t] for t in range(max_tier + 1)}),
         _cell("solutions_shown", s.solutions),
     ]
     top = s.ranked()[:3]
     said = "; ".join(f"{m.label} ({m.answers}, {_pct(m.share)})" for m in top) or "-"
     cells.append(_cell("misconceptions", len(s.misconceptions), said, cls="text"))
     return f'<tr data-{kind}="{_e(s.name)}">{"".join(cells)}</tr>'
+
+
+def _spread(field: str, counts: dict) -> str:
+    """One cell for a distribution: its counts in order, the whole as JSON in data-value."""
+    import json
+
+    shown = "·".join(str(n) for n in counts.values())
+    return _cell(field, json.dumps(counts, separators=(",", ":")), shown, "spread")
 
 
 def _stats_head(first: str, max_tier: int) -> list[str]:
@@ -87,13 +97,13 @@ def _stats_head(first: str, max_tier: int) -> list[str]:
         "answered",
         "passed",
         "pass rate",
-        "passed 1st",
+        "passed at 1st answer",
         "1st-answer pass rate",
         "wrong answers",
-        *(f"{b} ans." for b in ATTEMPT_BUCKETS),
-        *(("no hint" if t == 0 else f"hint {t}") for t in range(max_tier + 1)),
-        "solution",
-        "typical mistakes (wrong answers, share)",
+        f"answers needed {'·'.join(ATTEMPT_BUCKETS)}",
+        f"highest hint {'·'.join(str(t) for t in range(max_tier + 1))}",
+        "solution shown",
+        "top typical mistakes (wrong answers, share)",
     ]
 
 
