@@ -28,8 +28,10 @@ def describe(obj: Any, _depth: int = 0) -> Any:
     """
     if is_record(obj) or type(obj) in (bool, int, float, complex, str):
         return obj
+    if _numpy_number(obj):  # np.float64 is a float subclass, np.int64 is not: both named
+        return {"_r": "numpy_scalar", "dtype": str(obj.dtype), "value": obj.item()}
     if isinstance(obj, (int, float, complex, str)):
-        return _plain(obj)  # np.float64, np.str_, a str or int Enum: saved as Python's own
+        return _plain(obj)  # np.str_, a str or int Enum: saved as Python's own
     if _depth > MAX_ANSWER_DEPTH:
         from course_helpers.errors import CourseError
 
@@ -67,14 +69,25 @@ def describe(obj: Any, _depth: int = 0) -> Any:
     if isinstance(obj, (set, frozenset)):
         return {"_r": "set", "items": sorted((describe(i, _depth + 1) for i in obj), key=repr)}
     if type(obj).__module__ == "numpy" and hasattr(obj, "dtype") and hasattr(obj, "shape"):
-        if obj.shape == ():
-            return {"_r": "numpy_scalar", "dtype": str(obj.dtype), "value": obj.item()}
+        if obj.shape == ():  # a 0-d array: judged like a NumPy scalar, named as an array
+            value = obj.item()
+            if isinstance(value, (bool, int, float, complex)):
+                return {"_r": "numpy_scalar", "dtype": str(obj.dtype), "value": value, "array": 1}
         return {"_r": "ndarray", "dtype": str(obj.dtype), "shape": tuple(obj.shape)}
     if isinstance(obj, torch.nn.Module):  # callable too, but never "a function"
         return {"_r": "module", "name": type(obj).__name__}
     if callable(obj):
         return {"_r": "callable", "name": getattr(obj, "__name__", type(obj).__name__)}
     return {"_r": "object", "name": type(obj).__name__}
+
+
+def _numpy_number(obj: Any) -> bool:
+    """A NumPy scalar number or bool (np.float64, np.int32, np.bool_), not a string."""
+    if type(obj).__module__ != "numpy" or type(obj).__name__ == "ndarray":
+        return False
+    if not hasattr(obj, "dtype") or getattr(obj, "shape", 1) != ():
+        return False
+    return getattr(obj.dtype, "kind", "") in "biufc"
 
 
 def _plain(obj: Any) -> Any:
@@ -252,14 +265,15 @@ def _fmt_nested(value) -> str:
 
 
 def python_type_name(record: Any) -> str:
-    """How the learner would call the type of the answer: 'a Python list', 'a NumPy array'..."""
+    """The form of an answer, as the learner would name it: 'a Python float', 'a NumPy
+    float64', 'a 0-d tensor', 'a tuple of 3 0-d tensors', 'a NumPy array (float64, shape
+    (3,))'. Containers name the form of their items, so that a message about the form
+    names the form the answer really has."""
     kind = kind_of(record)
     names = {
         "bool": "a Python bool",
         "str": "a string",
         "complex": "a Python complex number",
-        "list": "a Python list",
-        "tuple": "a Python tuple",
         "dict": "a dict",
         "set": "a set",
         "shape": "a torch.Size",
@@ -269,14 +283,19 @@ def python_type_name(record: Any) -> str:
         "exception": "an exception object",
         "ellipsis": "`...`",
         "none": "None",
-        "tensor": "a tensor",
     }
     if kind == "number":
         return f"a Python {type(record).__name__}"
+    if kind == "tensor":
+        return _tensor_form(record)
+    if kind in ("list", "tuple"):
+        return _sequence_form(kind, record["items"])
     if kind == "ndarray":
-        return f"a NumPy array ({record['dtype']})"
+        return f"a NumPy array ({record['dtype']}, shape {fmt_shape(record['shape'])})"
     if kind == "numpy_scalar":
-        return f"a NumPy scalar ({record['dtype']})"
+        if record.get("array"):
+            return f"a 0-d NumPy array ({record['dtype']})"
+        return f"a NumPy {record['dtype']}"
     if kind == "callable":
         return f"a function ({record['name']})"
     if kind == "module":
@@ -284,6 +303,46 @@ def python_type_name(record: Any) -> str:
     if kind == "object":
         return f"a {record['name']} object"
     return names.get(kind, kind)
+
+
+def _tensor_form(record: dict) -> str:
+    shape = tuple(record["shape"])
+    return "a 0-d tensor" if shape == () else f"a tensor of shape {fmt_shape(shape)}"
+
+
+def _sequence_form(kind: str, items: list) -> str:
+    """'a tuple of 3 0-d tensors', 'a list of Python ints', 'an empty tuple', 'a tuple of 2
+    items (a Python int, a 0-d tensor)'."""
+    if not items:
+        return f"an empty {kind}"
+    forms = [_item_form(item) for item in items]
+    count = f" {len(items)}" if len(items) > 1 else " one"
+    if len(set(forms)) == 1:
+        plural = forms[0] if len(items) == 1 else _plural(forms[0])
+        return f"a {kind} of{count} {plural.removeprefix('a ').removeprefix('an ')}"
+    shown = ", ".join(forms[:3]) + (", ..." if len(forms) > 3 else "")
+    return f"a {kind} of {len(items)} items ({shown})"
+
+
+def _item_form(item: Any) -> str:
+    """An item's form, without the details that vary between items (a tensor's shape stays:
+    0-d or not is what a message about the form needs)."""
+    kind = kind_of(item)
+    if kind == "tensor":
+        return "a 0-d tensor" if tuple(item["shape"]) == () else "a tensor"
+    if kind in ("list", "tuple"):
+        return f"a {kind}"
+    if kind == "ndarray":
+        return "a NumPy array"
+    return python_type_name(item)
+
+
+def _plural(form: str) -> str:
+    """'a 0-d tensor' -> '0-d tensors', 'a NumPy float64' -> 'NumPy float64s'."""
+    words = form.removeprefix("a ").removeprefix("an ")
+    if words.endswith(")"):  # 'a function (f)' and the like: no plural of the name
+        return f"items of the form {form}"
+    return words + ("es" if words.endswith(("s", "x")) else "s")
 
 
 # --------------------------------------------------------------------------- validation

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from course_helpers.checking import diagnosis as dx
-from course_helpers.checking.judges import checker_failed, judge
+from course_helpers.checking.judges import checker_failed, judge, quiet
 from course_helpers.checking.submissions import collect, save_for_grader
 from course_helpers.errors import CourseError, OneLineTraceback
 
@@ -100,7 +100,8 @@ def check(exercise_id: str, answer: Any = ..., *, demo: bool = False) -> CheckRe
         message = f"The exercise list could not be loaded ({type(err).__name__}: {err})."
         return _finish(CheckResult(str(exercise_id), "", "error", message))
     try:
-        submission = collect(exercise, answer)
+        with quiet():  # the test inputs' warnings are no part of the feedback
+            submission = collect(exercise, answer)
     except CourseError as err:  # an answer that cannot be recorded: the message says why
         return _finish(CheckResult(exercise.id, exercise.title, "error", str(err)))
     except Exception as err:  # a bug in the checker must not become the learner's traceback

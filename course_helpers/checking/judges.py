@@ -7,6 +7,9 @@ judges live here, the autograd and function judges in their own modules.
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+
 from course_helpers.checking import diagnosis as dx
 from course_helpers.checking import predictions as pred
 from course_helpers.checking.autograd_judge import judge_autograd
@@ -15,7 +18,25 @@ from course_helpers.checking.submissions import SUBMISSION_FORMAT
 
 
 def judge(exercise, submission: dict) -> dx.Diagnosis:
-    """Compare a submission with the exercise's reference. Pure; never raises."""
+    """Compare a submission with the exercise's reference. Pure; never raises; silent of
+    the warnings its test inputs make (see :func:`quiet`)."""
+    with quiet():
+        return _judge(exercise, submission)
+
+
+@contextlib.contextmanager
+def quiet():
+    """A block that shows no warnings: judging runs the reference, the catalogue's wrong
+    answers and (while collecting) the learner's function on the exercise's test inputs, and
+    an edge case such as a one-row input makes torch warn (``std(): degrees of freedom is
+    <= 0``) about an input the learner never wrote. Warnings the learner's own cell raises
+    outside ``check`` are untouched."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _judge(exercise, submission: dict) -> dx.Diagnosis:
     try:
         if submission.get("exercise_id") != exercise.id:
             return dx.Diagnosis("error", "This submission belongs to another exercise.")

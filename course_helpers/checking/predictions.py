@@ -55,17 +55,15 @@ def diagnose_number(got, exp, *, rtol, atol, subject) -> Diagnosis:
 
 def tensor_for_number(got: dict, subject: str = "Your answer") -> Diagnosis:
     """A tensor given where a Python number is asked for: how to take the number out."""
+    form = python_type_name(got)
     if math.prod(got["shape"]) != 1:
-        return wrong_format(
-            f"{subject} is a tensor of shape {fmt_shape(got['shape'])}, but a single Python "
-            "number is expected."
-        )
+        return wrong_format(f"{subject} is {form}, but a single Python number is expected.")
     data = got.get("data")
     own = ""
     if data is not None:
         own = f" (for your tensor that gives {data.reshape(-1)[0].item()!r})"
     return wrong_format(
-        f"{subject} is a tensor, but a Python number is expected: take the number out of it "
+        f"{subject} is {form}, but a Python number is expected: take the number out of it "
         f"with .item(){own}."
     )
 
@@ -88,9 +86,39 @@ def wrong_sequence_type(got: Any, want: str) -> Diagnosis | None:
     )
 
 
+def _not_sizes(got: Any) -> Diagnosis:
+    """A shape (or strides) answered in another form: name the form it has; when its items
+    are whole numbers in another form (0-d tensors, NumPy ints), rewrite them as ints."""
+    form = python_type_name(got)
+    numbers = [_whole_number(i) for i in got["items"]] if kind_of(got) in ("tuple", "list") else []
+    if numbers and all(n is not None for n in numbers):
+        rewritten = "(" + ", ".join(map(str, numbers)) + ("," if len(numbers) == 1 else "") + ")"
+        return wrong_format(
+            f"Your answer is {form}: answer with a tuple of plain Python ints, e.g. "
+            f"{rewritten} (int(...) or .item() takes the number out of each)."
+        )
+    return wrong_format(f"Your answer is {form}; answer with a tuple of sizes such as (2, 3).")
+
+
+def _whole_number(item: Any) -> int | None:
+    """The whole number a 0-d or one-element tensor or a NumPy scalar holds, else None."""
+    kind = kind_of(item)
+    if kind == "numpy_scalar":
+        value = item["value"]
+    elif kind == "tensor" and item.get("data") is not None and item["data"].numel() == 1:
+        value = item["data"].reshape(-1)[0].item()
+    else:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return int(value) if float(value).is_integer() else None
+
+
 def _literal(item: Any) -> str:
     if kind_of(item) in ("number", "bool", "str"):
         return repr(item)
+    if kind_of(item) == "numpy_scalar":
+        return repr(item["value"])
     if kind_of(item) == "dtype":
         return f"torch.{item['name']}"
     if kind_of(item) == "shape":
@@ -125,10 +153,7 @@ def diagnose_prediction(got: Any, exp: Any, *, rtol=None, atol=None) -> Diagnosi
             return wrong_type
         mine = _as_int_tuple(got)
         if mine is None:
-            return failed(
-                f"Your answer is {python_type_name(got)}; "
-                "answer with a tuple of sizes such as (2, 3)."
-            )
+            return _not_sizes(got)
         if mine == target:
             return passed()
         if len(mine) != len(target):

@@ -46,8 +46,7 @@ def conceal(exercise, answer: Any, verdict: dx.Diagnosis) -> dx.Diagnosis:
         dx.kind_of(answer) in ("ndarray", "numpy_scalar", "number")
         and dx.kind_of(dx.describe(exercise.reference)) == "tensor"
     ):  # name the type the answer has (the values may well be right)
-        numpy = type(answer).__module__ == "numpy"  # np.float64 is a float, kept as it is
-        kind = f"a NumPy {type(answer).__name__}" if numpy else dx.python_type_name(answer)
+        kind = dx.python_type_name(answer)  # "a NumPy float64", "a Python float"...
         first = f"Your answer is {kind}, but a tensor is expected: wrap it with torch.tensor(...). "
     found = how_far_off(got, exp, exercise.rtol, exercise.atol)
     return dx.failed(first + found + " " + HOW_TO_CONTINUE)

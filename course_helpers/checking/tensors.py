@@ -136,13 +136,20 @@ def _wrong_type_for_tensor(got: Any, exp: dict, subject: str, in_function: bool 
     dtype_arg = f", dtype=torch.{exp['dtype']}"
     if kind in ("list", "tuple") and any(kind_of(i) == "tensor" for i in got["items"]):
         return (
-            f"{owner} is {python_type_name(got)} of tensors, but {want} is expected: "
+            f"{owner} is {python_type_name(got)}, but {want} is expected: "
             f"combine them with torch.stack(your_{kind}) (or torch.cat for one long tensor)."
         )
     if kind in ("list", "tuple"):
         return (
             f"{owner} is {python_type_name(got)}, but {want} is expected: "
             f"wrap it with torch.tensor(your_{kind}{dtype_arg})."
+        )
+    if in_function and kind in ("ndarray", "numpy_scalar"):
+        value = f" ({fmt_number(got['value'])})" if kind == "numpy_scalar" else ""
+        return (
+            f"{owner} is {python_type_name(got)}{value}, but {want} is expected: keep the "
+            "computation in torch (a NumPy function, or .numpy(), gives NumPy values, with no "
+            "place in the autograd graph)."
         )
     if kind == "ndarray":
         fix = "torch.from_numpy(your_array)"

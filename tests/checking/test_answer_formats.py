@@ -1,6 +1,7 @@
 """One answer format per kind (issue 12): a right value in the wrong form fails with a message
 that rewrites the learner's own answer, and never tells whether it was right."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -73,8 +74,9 @@ def test_a_string_that_is_no_dtype_says_so_without_naming_the_answer():
 def test_a_one_element_tensor_gets_one_clean_message(exercise_id, tensor, shown):
     result = check(exercise_id, tensor)
     assert result.status == "failed"
+    form = "a 0-d tensor" if tensor.dim() == 0 else f"a tensor of shape {tuple(tensor.shape)}"
     assert result.message == (
-        "Your answer is a tensor, but a Python number is expected: take the number out of it "
+        f"Your answer is {form}, but a Python number is expected: take the number out of it "
         f"with .item() (for your tensor that gives {shown})."
     )
 
@@ -84,6 +86,80 @@ def test_a_larger_tensor_for_a_number_names_its_shape():
     assert result.message == (
         "Your answer is a tensor of shape (2,), but a single Python number is expected."
     )
+
+
+# --------------------------------------------------------------------------- forms named
+# Issue 34 (5): a message about an answer's form names the form it has: NumPy scalars and
+# arrays, 0-d tensors, tuples of tensors, Python numbers, lists.
+
+
+def _numpy_mean(counts):
+    return np.float64(counts.float().mean())
+
+
+def _numpy_array_mean(counts):
+    return counts.float().numpy().mean(keepdims=True)
+
+
+FORMS = [
+    # (exercise, answer, the form the message must name)
+    ("05.central_difference", np.float64(12.000001), "Your answer is a NumPy float64,"),
+    ("05.central_difference", np.array(12.000001), "Your answer is a 0-d NumPy array (float64)"),
+    ("05.central_difference", np.array([12.0]), "a NumPy array (float64, shape (1,))"),
+    ("01.arange_grid", np.float32(1.5), "Your answer is a NumPy float32 (1.5)"),
+    ("01.arange_grid", 1.5, "Your answer is a Python float (1.5)"),
+    ("01.arange_grid", [[0, 1], [2, 3]], "Your answer is a list of 2 lists"),
+    ("01.arange_grid", (torch.tensor(1), torch.tensor(2)), "a tuple of 2 0-d tensors"),
+    ("01.arange_grid", [torch.zeros(4)] * 3, "a list of 3 tensors"),
+    ("03.quiz_stride", (torch.tensor(20), torch.tensor(5), torch.tensor(1)), "a tuple of 3 0-d"),
+    ("03.quiz_stride", (np.int64(20), np.int64(5), np.int64(1)), "a tuple of 3 NumPy int64s"),
+    ("03.quiz_stride", (torch.tensor(2.5), 5, 1), "a tuple of 3 items (a 0-d tensor, a Python"),
+    ("02.uint8_wrap", torch.tensor(3), "Your answer is a 0-d tensor,"),
+    ("02.uint8_wrap", [1, 2], "Your answer is a list of 2 Python ints"),
+    ("00.how_to_run", np.float64(1.0), "Your answer is a NumPy float64;"),
+    ("00.how_to_run", torch.tensor(1), "Your answer is a 0-d tensor;"),
+    ("00.how_to_run", (1,), "Your answer is a tuple of one Python int;"),
+    ("02.mean_of_counts", _numpy_mean, "your function's output is a NumPy float64 (4.667)"),
+    ("02.mean_of_counts", _numpy_array_mean, "output is a NumPy array (float32, shape (1,))"),
+]
+
+
+@pytest.mark.parametrize(("exercise_id", "answer", "form"), FORMS, ids=lambda v: repr(v)[:30])
+def test_a_message_about_the_form_names_the_form_the_answer_has(exercise_id, answer, form):
+    result = check(exercise_id, answer)
+    assert result.status == "failed"
+    assert form in result.message
+    if "NumPy" in form:  # never called a Python number
+        assert "Python float" not in result.message
+    if "function's output" in form:  # a NumPy value is no .item() result
+        assert "you called .item()" not in result.message
+    if "tensor" in form and "Python" not in form:
+        assert "Python tuple" not in result.message
+
+
+def test_a_tuple_of_whole_numbers_in_another_form_is_rewritten_as_ints():
+    result = check("03.quiz_stride", (torch.tensor(20), torch.tensor(5), torch.tensor(1)))
+    assert result.message == (
+        "Your answer is a tuple of 3 0-d tensors: answer with a tuple of plain Python ints, "
+        "e.g. (20, 5, 1) (int(...) or .item() takes the number out of each)."
+    )
+
+
+def test_a_numpy_number_is_recorded_as_one_and_judged_by_its_value():
+    """A NumPy scalar keeps its name in the record (loadable with weights_only=True) and a
+    right value still passes where a Python number is asked for."""
+    import io
+
+    from course_helpers.records import describe
+
+    record = describe(np.float64(246.0))
+    assert record == {"_r": "numpy_scalar", "dtype": "float64", "value": 246.0}
+    buffer = io.BytesIO()
+    torch.save(record, buffer)
+    buffer.seek(0)
+    assert torch.load(buffer, weights_only=True) == record
+    assert check("02.uint8_wrap", np.int64(246)).passed
+    assert check("02.uint8_wrap", np.float64(246.0)).passed
 
 
 # --------------------------------------------------------------------------- error exercises

@@ -33,18 +33,28 @@ def test_ellipsis_and_none_are_not_attempted(answer):
 
 
 def test_list_gets_the_exact_wrapping_fix():
-    failed_with([1.0, 2.0], torch.zeros(2), "a Python list", "torch.tensor(", "dtype=torch.float32")
+    failed_with(
+        [1.0, 2.0],
+        torch.zeros(2),
+        "a list of 2 Python floats",
+        "torch.tensor(",
+        "dtype=torch.float32",
+    )
 
 
 def test_list_of_tensors_gets_stack():
     failed_with(
-        [torch.zeros(2), torch.ones(2)], torch.zeros(2, 2), "list of tensors", "torch.stack("
+        [torch.zeros(2), torch.ones(2)], torch.zeros(2, 2), "a list of 2 tensors", "torch.stack("
     )
 
 
 def test_ndarray_gets_from_numpy_and_the_cast():
     failed_with(
-        np.zeros(3), torch.zeros(3), "a NumPy array (float64)", "torch.from_numpy", ".float()"
+        np.zeros(3),
+        torch.zeros(3),
+        "a NumPy array (float64, shape (3,))",
+        "torch.from_numpy",
+        ".float()",
     )
 
 

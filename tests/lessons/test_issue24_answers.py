@@ -65,14 +65,14 @@ def test_05_hand_chain_rule_accepts_float64_and_names_a_nan():
 
 
 def test_by_hand_numpy_answers_are_named():
-    # np.float64 is a Python float: it is recorded as one (issue 23: the grader's safe
-    # loading refuses NumPy's subclass) and told to become a tensor like any float
+    # np.float64 is recorded as a NumPy scalar holding a Python float (issue 23: the grader's
+    # safe loading refuses NumPy's subclass), and named as what it is (issue 34)
     message = check("05.central_difference", np.float64(12.000001)).message
-    assert message.startswith("Your answer is a Python float, but a tensor is expected")
+    assert message.startswith("Your answer is a NumPy float64, not a tensor")
     message = check("05.central_difference", np.array(12.000001)).message
-    assert message.startswith("Your answer is a NumPy scalar (float64), not a tensor")
+    assert message.startswith("Your answer is a 0-d NumPy array (float64), not a tensor")
     message = check("05.central_difference", np.array([12.000001])).message
-    assert message.startswith("Your answer is a NumPy array (float64), but a tensor")
+    assert message.startswith("Your answer is a NumPy array (float64, shape (1,)), but a tensor")
 
 
 def test_04_fix_mse_accepts_squeeze_without_a_dim():
@@ -201,11 +201,14 @@ def test_12_zero_grad_names_step_before_backward():
 def test_misconception_texts_say_what_the_answer_shows():
     gaps = check("01.linspace_points", torch.arange(-1, 1, 0.4)).message
     assert "one gap too many" in gaps and "too few" not in gaps
-    floats = check("01.arange_grid", torch.Tensor(range(12)).reshape(3, 4)).message
-    assert "Giving arange a float" not in floats and "torch.Tensor(...)" in floats
+    # issue 34: the way the floats were made is named only when the answer cell shows it
+    code = "answer = torch.Tensor(range(12)).reshape(3, 4)\n"
+    floats = check_answer_cell("01.arange_grid", code, _names()).message
+    assert "Giving arange a float" not in floats and "Your numbers are floats" in floats
+    assert "Your code calls `Tensor`:" in floats and "torch.Tensor(...)" in floats
     names = ["hidden.bias", "hidden.weight", "out_b", "skip.bias", "skip.weight"]
     message = check("12.register_parameter", names).message
-    assert "A buffer is moved by .to()" in message
+    assert "A buffer is moved along but not trained either" in message
 
 
 def _leaf_after_steps(zero_last: bool, none: bool = False):

@@ -94,10 +94,11 @@ MISCONCEPTIONS = [
         ),
         hint="Which of the arguments that made your numbers is a float, or makes floats?",
         cause=(
-            "A float argument (arange(12.0)) gives floats; whole numbers 0, 1, 2, ... come out as "
-            "integers when arange gets integer arguments."
+            "A float argument (arange(12.0)) or torch.Tensor(...), which always makes float32, "
+            "gives floats; whole numbers 0, 1, 2, ... come out as integers when arange gets "
+            "integer arguments."
         ),
-        evidence=("call:arange",),
+        evidence=("call:arange|Tensor",),
     ),
     # --- 01.linspace_points ---
     Misconception(
@@ -179,7 +180,7 @@ MISCONCEPTIONS = [
             "Transposing first picks the right columns but returns them as rows. Slice the column "
             "dimension directly so the result keeps x's layout."
         ),
-        evidence=("call:t|transpose|T",),
+        evidence=("call:t|transpose",),
     ),
     # --- 01.celsius_to_fahrenheit ---
     Misconception(
