@@ -106,6 +106,8 @@ def check(exercise_id: str, answer: Any = ..., *, demo: bool = False) -> CheckRe
         return _finish(CheckResult(exercise.id, exercise.title, "error", str(err)))
     except Exception as err:  # a bug in the checker must not become the learner's traceback
         return _finish(_internal_error(exercise, err))
+    finally:
+        _note_cells_read(exercise.id)
     try:
         if not demo:
             save_for_grader(exercise.id, submission)
@@ -129,6 +131,16 @@ def check(exercise_id: str, answer: Any = ..., *, demo: bool = False) -> CheckRe
                 result, attempt=attempts.count, first_passed=attempts.first_passed
             )
     return _finish(result)
+
+
+def _note_cells_read(exercise_id: str) -> None:
+    """The next exercise's code begins after this cell (``checking.answer_code``)."""
+    try:
+        from course_helpers.checking.answer_code import note_check
+
+        note_check(exercise_id)
+    except Exception as err:
+        _note_once(f"cells not noted: {err}")
 
 
 def strict_mode() -> bool:

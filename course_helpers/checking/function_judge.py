@@ -120,6 +120,8 @@ def _judge_run(exercise, args: tuple, run: dict, wanted: dict, where: str) -> dx
                     "training and evaluation mode and left it there. Put it back as it was, "
                     "e.g. was_training = model.training ... model.train(was_training)."
                 )
+            if changed.startswith("training:"):
+                return dx.failed(_submodule_mode(where, i, changed.removeprefix("training:")))
             if changed == "requires_grad":
                 return dx.failed(
                     f"{where}: your function changed its input argument {i}'s requires_grad "
@@ -132,6 +134,9 @@ def _judge_run(exercise, args: tuple, run: dict, wanted: dict, where: str) -> dx
                     "x += 1, x.add_(...), x[...] = ...). Work on a copy or use out-of-place "
                     "operations such as x = x + 1."
                 )
+    left = [x for x in run.get("left_behind") or [] if x not in wanted.get("left_behind", [])]
+    if left:
+        return dx.failed(f"{where}: {left_behind_text(left[0])}")
     if dx.kind_of(wanted["output"]) == "none":
         return dx.passed()  # an in-place function: its return value is not checked
     inputs = tuple(a for a in run["args_after"] if a is not None)
@@ -153,6 +158,67 @@ def _judge_run(exercise, args: tuple, run: dict, wanted: dict, where: str) -> dx
         f"{where}: {_lower_first(verdict.message)}",
         verdict.learner_error,
         mistake=verdict.mistake,  # the question the first hint asks about it
+    )
+
+
+def _submodule_mode(where: str, i: int, which: str) -> str:
+    name, _, kind = which.partition(" ")
+    return (
+        f"{where}: your function left the submodule `{name}` {kind} of its input argument {i} "
+        "in another mode than it found it, while the module's own `.training` flag is back "
+        "as it was. Assigning `model.training = ...` changes only the module's own flag; "
+        "`model.train(was_training)` (or `model.eval()`) sets every submodule's, so restore "
+        "the mode with `model.train(was_training)`."
+    )
+
+
+_LEFT_BEHIND = {
+    "grad_mode_off": (
+        "after your function returned, gradient recording was still off: "
+        "`torch.set_grad_enabled(False)` outside a `with` block stays in force for the rest of "
+        "the notebook, so every later cell silently records no graph. Use a block, "
+        "`with torch.no_grad():` (or the decorator `@torch.no_grad()`), which switches recording "
+        "back on when it ends. (The check switched it back on.)"
+    ),
+    "grad_mode_on": (
+        "your function switched gradient recording on and left it on, although it was off "
+        "when the function was called. Use `with torch.enable_grad():` for the part that needs "
+        "it. (The check switched it back off.)"
+    ),
+    "anomaly_on": (
+        "your function switched anomaly detection on and left it on for the rest of the "
+        "notebook, which slows every later backward() down. Use it as a block, "
+        "`with torch.autograd.detect_anomaly():`. (The check switched it back off.)"
+    ),
+    "anomaly_off": (
+        "your function switched anomaly detection off and left it off. (The check switched it "
+        "back on.)"
+    ),
+}
+
+
+def left_behind_text(code: str) -> str:
+    """What a ``left_behind`` code of a run (``checking.left_behind``) means, as a sentence."""
+    if code in _LEFT_BEHIND:
+        return _LEFT_BEHIND[code]
+    kind, _, name = code.partition(":")
+    if kind == "default_dtype":
+        return (
+            f"your function changed the default dtype to torch.{name} "
+            "(`torch.set_default_dtype`), which changes every tensor the rest of the notebook "
+            "creates. Give the dtype to the tensors that need it instead. (The check put the "
+            "default back.)"
+        )
+    if kind == "global":
+        return (
+            f"your function rebinds the notebook's global name `{name}` (a `global` statement), "
+            "so calling it changes what later cells see. Return the value instead of storing it "
+            "in a global. (The check put the old value back.)"
+        )
+    return (
+        f"your function changed the notebook's tensor `{name}` in place, so calling it changes "
+        "what later cells see. Work on a new tensor instead (e.g. `t = t.to(...)` inside the "
+        "function). (The check put its values back.)"
     )
 
 

@@ -145,22 +145,38 @@ def _judge_value(exercise, answer) -> dx.Diagnosis:
 
 def _as_reference_float(exercise, answer):
     """For a task that asks for numbers, not a dtype: a floating answer in the reference's
-    floating dtype (its values compared as they are)."""
+    floating dtype (``any_float_dtype``), an integer one in its integer dtype
+    (``any_integer_dtype``); the values compared as they are."""
     import torch
 
     reference = exercise.reference
     if not (
-        getattr(exercise, "any_float_dtype", False)
-        and dx.kind_of(answer) == "tensor"
+        dx.kind_of(answer) == "tensor"
         and answer["data"] is not None
-        and answer["data"].is_floating_point()
         and isinstance(reference, torch.Tensor)
-        and reference.is_floating_point()
     ):
+        return answer
+    floats = (
+        getattr(exercise, "any_float_dtype", False)
+        and answer["data"].is_floating_point()
+        and reference.is_floating_point()
+    )
+    integers = (
+        getattr(exercise, "any_integer_dtype", False)
+        and _is_integer(answer["data"].dtype)
+        and _is_integer(reference.dtype)
+    )
+    if not (floats or integers):
         return answer
     dtype = dx.dtype_name(reference.dtype)
     data = answer["data"].to(reference.dtype)
     return {**answer, "dtype": dtype, "data": data, "given_dtype": answer["dtype"]}
+
+
+def _is_integer(dtype) -> bool:
+    import torch
+
+    return not dtype.is_floating_point and not dtype.is_complex and dtype != torch.bool
 
 
 def _with_passed_note(verdict: dx.Diagnosis, answer) -> dx.Diagnosis:

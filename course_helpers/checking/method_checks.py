@@ -1,23 +1,29 @@
 """Method checks: does the learner's code use the method the task prescribes?
 
 An exercise declares what it forbids or requires (``Exercise.forbid`` / ``Exercise.require``,
-patterns such as ``"attr:data"``, ``"call:detach"``, ``"call:squeeze()"``, ``"with:no_grad"``,
-``"op:matmul"`` for the ``@`` operator)
-and whether it must build no autograd graph (``Exercise.must_build_no_graph``).
+patterns of ``checking.code_patterns`` such as ``"attr:data"``, ``"call:detach"``,
+``"with:no_grad"``, ``"loop:python"``, ``"many:backward"``), whether it must build no autograd
+graph (``Exercise.must_build_no_graph``) and how often a function must call a torch function
+(``Exercise.min_calls``, e.g. one ``backward()`` per micro-batch).
 
-:func:`inspect_answer` runs in the learner's kernel (called by ``collect``): it reads the code
-with :mod:`ast` (a function's own source, or the answer cell through IPython's input
-history) and, for a function that must build no graph, calls it once more on the exercise's
-cases while counting the operations that record a ``grad_fn``. It returns a plain record
-(strings, ints, bools) that travels in the submission, so the grader judges the same
-findings outside the kernel. Outside IPython the source of a cell cannot be read: the
-record then says "not checked" and nothing fails for it.
+:func:`inspect_answer` runs in the learner's kernel (called by ``collect``). It reads the code
+(``checking.answer_code``): a forbidden pattern in the check's cell or the checked function
+(with the notebook functions it calls); a required one in every cell run for the exercise, or
+in that function. A function is called once more on the exercise's cases while torch calls
+are counted (operations that record a ``grad_fn``; ``backward``, ``grad``, ...). Gradient
+mode at the time of a cell's check is noted. The result is a plain record (strings, ints,
+bools) that travels in the submission, so the grader judges the same findings outside the
+kernel. Outside IPython a cell cannot be read: the record then says "not checked" and
+nothing fails for it.
 """
 
 from __future__ import annotations
 
-import ast
 from typing import Any
+
+from course_helpers.checking.code_patterns import KINDS, parse, shown, uses, valid_pattern
+
+__all__ = ["KINDS", "WHY", "inspect_answer", "not_checked", "uses", "valid_pattern", "verdict_note"]
 
 # pattern -> why it is not the course's way (shown to the learner)
 WHY = {
@@ -59,10 +65,11 @@ WHY = {
         "the task asks for `torch.isfinite` on a float64 tensor of the losses, so that "
         "`inf`, `-inf` and `nan` are all found in one vectorised test."
     ),
-    "call:barrier": (
+    "call:barrier|monitored_barrier": (
         "the task asks that no rank reads the file before it is complete: a "
-        "`dist.barrier()` between rank 0's save and the loads makes the others wait. Without "
-        "it the run can pass by luck, as here, and fail on another machine."
+        "`dist.barrier()` (or `dist.monitored_barrier()`) between rank 0's save and the loads "
+        "makes the others wait. Without it the run can pass by luck, as here, and fail on "
+        "another machine."
     ),
     "call:all_reduce": (
         "the task asks the ranks to add up their loss sums and sample counts with "
@@ -77,20 +84,52 @@ WHY = {
         "no CUDA kernel for it (`\"addmm_cuda\" not implemented for 'Long'`), so this cell "
         "would stop on a GPU. `*` with broadcasting builds the table on every device.",
     ),
+    "loop:python": (
+        "the task asks for tensor operations on whole tensors, no Python loop: a `for`, a "
+        "comprehension or a Python function applied per element (`.apply_`, `map`) runs "
+        "element by element in Python, far slower on large tensors, and not at all on a GPU "
+        "tensor (`.apply_` is CPU-only)."
+    ),
+    **dict.fromkeys(
+        ("call:backward|grad|jacobian|hessian|vjp|jvp", "attr:grad"),
+        "the task asks for the derivatives worked out by hand, and this cell asks autograd "
+        "for them. Type your own numbers (or their arithmetic) here; the cell after the "
+        "check compares them with autograd's.",
+    ),
+    "many:backward": (
+        "the task asks for one `backward()` call per loss, without adding the losses: two "
+        "calls whose gradients add up in `.grad`, and the code read has fewer than two."
+    ),
+    "kw:backward|grad.retain_graph": (
+        "the task asks for no `retain_graph`: keeping a graph alive for a second backward "
+        "pass is what the exercise replaces (build one loss, or a fresh graph each step)."
+    ),
+    "kw:backward.create_graph": (
+        "the task asks for one plain `backward()` on the total: `backward(create_graph=True)` "
+        "leaves a graph in `w.grad` (the lesson's leak). Get the inner gradient from "
+        "`torch.autograd.grad(..., create_graph=True)` instead."
+    ),
+    "many:backward|grad": (
+        "the task asks for a single backward pass through the graph: add the losses and call "
+        "`backward()` once on the sum, so the graph is walked once."
+    ),
+    "many:grad": (
+        "the task asks for `torch.autograd.grad` twice (the first with `create_graph=True`), "
+        "so that the second derivative comes from autograd; your code calls it once."
+    ),
+    "call:cdist": (
+        "the task asks for the differences built with broadcasting "
+        "(`a[:, None, :] - b[None, :, :]`); `torch.cdist` computes the distances for you."
+    ),
+    "call:step": (
+        "the task asks for the update written by hand, `w -= lr * w.grad` under "
+        "`torch.no_grad()`; an optimizer's `step()` does it for you."
+    ),
     "call:arange": (
         "the task asks you to make the numbers with `torch.arange`: numbers typed by hand "
         "give the same grid here but do not scale to a grid of a thousand."
     ),
 }
-
-
-KINDS = ("attr", "call", "with", "op")
-_OPERATORS = {"matmul": ast.MatMult}  # op:NAME -> the ast operator it names
-
-
-def valid_pattern(pattern: str) -> bool:
-    kind, _, name = pattern.partition(":")
-    return kind in KINDS and bool(name)
 
 
 def wants_inspection(exercise) -> bool:
@@ -102,6 +141,9 @@ def wants_inspection(exercise) -> bool:
         or getattr(exercise, "reach_parameters", False)
         or getattr(exercise, "check_leaf_grads", False)
         or getattr(exercise, "check_step_order", False)
+        or getattr(exercise, "min_calls", None)
+        or getattr(exercise, "context", "") == "no_graph"
+        or getattr(exercise, "rank_rows", 0)
     )
 
 
@@ -112,44 +154,116 @@ def not_checked() -> dict:
 
 def inspect_answer(exercise, answer: Any) -> dict:
     """The record ``collect`` stores under ``submission["method"]``."""
+    from course_helpers.checking import answer_code, left_behind
+
+    switches = left_behind.snapshot(None)  # the probes below must not change the kernel
+    try:
+        return _inspect(exercise, answer, answer_code)
+    finally:
+        left_behind.restore(switches)
+
+
+def _inspect(exercise, answer, answer_code) -> dict:
     record = not_checked()
+    is_function = exercise.kind == "function" and callable(answer)
+    if is_function:
+        own = [t for t in map(parse, answer_code.function_sources(answer)) if t is not None]
+        everything, where = own, "function source"
+    else:
+        cell = parse(answer_code.check_cell())
+        own = [cell] if cell is not None else []
+        everything = [t for t in map(parse, answer_code.cells_run(exercise.id)) if t is not None]
+        where = "answer cell" if len(everything) <= 1 else f"answer cells ({len(everything)})"
     patterns = tuple(exercise.forbid) + tuple(exercise.require)
-    if patterns:
-        source, where = _source_of(exercise, answer)
-        tree = _parse(source)
-        if tree is not None:
-            used = uses(tree, patterns)
-            record.update(
-                checked=True,
-                where=where,
-                found=[p for p in exercise.forbid if p in used],
-                missing=[p for p in exercise.require if p not in used],
-            )
-    if exercise.must_build_no_graph and exercise.kind == "function" and callable(answer):
-        record["graph_ops"] = count_graph_ops(exercise, answer)
-    if getattr(exercise, "keep_lines", ""):
+    if patterns and own:
+        found = set().union(*(uses(tree, exercise.forbid) for tree in own))
+        present = _used_together(everything, exercise.require)
+        record.update(
+            checked=True,
+            where=where,
+            found=[p for p in exercise.forbid if p in found],
+            missing=[p for p in exercise.require if p not in present],
+        )
+        # which alternatives of a found "a|b" pattern the code holds (named, not the others)
+        found_as = {
+            pattern: [
+                single
+                for single in _alternatives(pattern)
+                if any(single in uses(tree, [single]) for tree in own)
+            ]
+            for pattern in record["found"]
+            if "|" in pattern
+        }
+        if found_as:
+            record["found_as"] = found_as
+    if not is_function and exercise.kind in ("value", "autograd"):
+        import torch
+
+        record["grad_mode"] = torch.is_grad_enabled()
+    if exercise.kind == "function" and callable(answer) and _wants_probe(exercise):
+        record.update(probe_calls(exercise, answer))
+    if getattr(exercise, "keep_lines", "") and own and not is_function:
         from course_helpers.checking.task_checks import compare_lines
 
-        tree = _parse(_current_cell())
-        if tree is not None:
-            record.update(checked=True, where="answer cell")
-            record.update(compare_lines(exercise.keep_lines, tree))
-    if getattr(exercise, "check_step_order", False):
+        record.update(checked=True, where=where)
+        record.update(compare_lines(exercise.keep_lines, own[0], everything))
+    if getattr(exercise, "check_step_order", False) and own:
         from course_helpers.checking.task_checks import step_order
 
-        source, where = _source_of(exercise, answer)
-        tree = _parse(source)
-        if tree is not None:
-            record.update(checked=True, where=where, step_order=step_order(tree))
+        record.update(checked=True, where=where, step_order=step_order(own[0]))
     if getattr(exercise, "check_leaf_grads", False):
         from course_helpers.checking.task_checks import leaf_grads
 
         record["leaf_grads"] = leaf_grads(answer)
+    if getattr(exercise, "rank_rows", 0):
+        from course_helpers.environment.two_ranks import LAST_RUN, execution_count
+
+        # counted only for a run of this very cell: an earlier run may be another function's
+        here = LAST_RUN.get("rows") and LAST_RUN.get("cell") == execution_count()
+        record["rank_rows"] = sum(LAST_RUN["rows"]) if here else None
     if getattr(exercise, "reach_parameters", False) and callable(answer):
         from course_helpers.checking.task_checks import cut_off_parameters
 
         record["cut_off"] = cut_off_parameters(exercise, answer)
     return record
+
+
+def _source_of(exercise, answer) -> tuple[str, str]:
+    """(code, where): a checked function's own source ("function source"), else the check's
+    cell ("answer cell"); ("", "") when neither can be read. Kept for readers that want the
+    answer's own code (``checking.evidence``)."""
+    from course_helpers.checking import answer_code
+
+    if exercise.kind == "function" and callable(answer):
+        sources = answer_code.function_sources(answer, depth=0)
+        return (sources[0], "function source") if sources else ("", "")
+    return answer_code.check_cell(), "answer cell"
+
+
+_parse = parse  # the name other checking modules import
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """ "call:a|b" -> ["call:a", "call:b"]; "kw:a|b.k" -> ["kw:a.k", "kw:b.k"]."""
+    kind, _, name = pattern.partition(":")
+    if kind == "kw":
+        calls, dot, keyword = name.rpartition(".")
+        return [f"kw:{call}.{keyword}" for call in calls.split("|")] if dot else [pattern]
+    return [f"{kind}:{alternative}" for alternative in name.split("|")]
+
+
+def _used_together(trees: list, patterns) -> set[str]:
+    """The patterns the trees use, read as one program (a call made twice over two cells
+    counts as two calls)."""
+    import ast
+
+    if not trees:
+        return set()
+    return uses(ast.Module(body=[n for t in trees for n in t.body], type_ignores=[]), patterns)
+
+
+def _wants_probe(exercise) -> bool:
+    return bool(exercise.must_build_no_graph or getattr(exercise, "min_calls", None))
 
 
 def verdict_note(exercise, record: Any, values_right: bool = True) -> str:
@@ -159,16 +273,19 @@ def verdict_note(exercise, record: Any, values_right: bool = True) -> str:
     if not isinstance(record, dict):
         return ""
     notes = []
+    used: dict[str, list[str]] = {}  # why -> what the code uses (one note per reason)
+    parts = record.get("found_as") or {}
     for pattern in list(record.get("found", []) or []):
         if pattern in exercise.forbid:
-            notes.append(
-                f"Your code uses {_shown(pattern)}: {WHY.get(pattern, 'the task forbids it.')}"
-            )
+            why = WHY.get(pattern, "the task forbids it.")
+            used.setdefault(why, []).extend(shown(p) for p in parts.get(pattern) or [pattern])
+    for why, what in used.items():
+        notes.append(f"Your code uses {' and '.join(dict.fromkeys(what))}: {why}")
     for pattern in list(record.get("missing", []) or []) if values_right else []:
         if pattern in exercise.require:
-            text = WHY.get(pattern, f"the task asks for {_shown(pattern)}.")
+            text = WHY.get(pattern, f"the task asks for {shown(pattern)}.")
             notes.append(text[:1].upper() + text[1:])
-    from course_helpers.checking.task_checks import line_notes, wrong_leaf_grads
+    from course_helpers.checking.task_checks import call_notes, line_notes, wrong_leaf_grads
 
     if getattr(exercise, "check_leaf_grads", False):
         record = {
@@ -178,6 +295,16 @@ def verdict_note(exercise, record: Any, values_right: bool = True) -> str:
     if values_right:  # a step-order finding explains wrong values only
         record = {**record, "step_order": ""}
     notes.extend(line_notes(record))
+    if values_right:  # too few calls: the route, named once the values are right
+        notes.extend(call_notes(exercise, record))
+    rows, wanted = record.get("rank_rows"), getattr(exercise, "rank_rows", 0)
+    if values_right and wanted and isinstance(rows, int) and rows != wanted:
+        notes.append(
+            f"Your ranks gave their model {rows} rows in all, for {wanted} samples: the task "
+            "asks that every sample is evaluated by exactly one rank. "
+            + ("Some were evaluated twice" if rows > wanted else "Some were never evaluated")
+            + " (the mean can still come out right when every rank evaluates the same rows)."
+        )
     ops = record.get("graph_ops")
     if exercise.must_build_no_graph and isinstance(ops, int) and ops > 0:
         notes.append(
@@ -185,128 +312,79 @@ def verdict_note(exercise, record: Any, values_right: bool = True) -> str:
             "this task must build no graph at all (returning a detached result is not enough). "
             "Put the computation under `with torch.no_grad():`."
         )
+    if record.get("grad_mode") is False and getattr(exercise, "context", "") == "no_graph":
+        notes.append(GRAD_MODE_OFF)
     return "\n".join(notes)
 
 
-def _shown(pattern: str) -> str:
-    kind, _, name = pattern.partition(":")
-    if kind == "attr":
-        return f"`.{name}`"
-    if kind == "call":
-        return " or ".join(
-            f"`.{part}`" if part.endswith(")") else f"`.{part}()`" for part in name.split("|")
-        )
-    if kind == "op":
-        return {"matmul": "`@`"}.get(name, f"the `{name}` operator")
-    return " or ".join(f"`with torch.{alternative}()`" for alternative in name.split("|"))
+GRAD_MODE_OFF = (
+    "Gradient recording is switched off in your notebook now: `torch.set_grad_enabled(False)` "
+    "(or `torch.no_grad()` entered without `with`) stays in force after the cell, so every "
+    "later cell silently records no graph and training there learns nothing. Run "
+    "`torch.set_grad_enabled(True)`, then put the evaluation in a block, `with torch.no_grad():`, "
+    "which switches recording back on when it ends."
+)
 
 
-def uses(tree: ast.AST, patterns) -> set[str]:
-    """The patterns that occur in ``tree``."""
-    found = set()
-    for node in ast.walk(tree):
-        for pattern in patterns:
-            if pattern not in found and _matches(node, pattern):
-                found.add(pattern)
-    return found
-
-
-def _matches(node: ast.AST, pattern: str) -> bool:
-    kind, _, name = pattern.partition(":")
-    if kind == "attr":
-        return isinstance(node, ast.Attribute) and node.attr == name
-    if kind == "call":  # "call:a|b": either method
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
-            return False
-        owner = node.func.value
-        if isinstance(owner, ast.Name) and owner.id in ("math", "np", "numpy"):
-            return False  # math.isfinite is not torch.isfinite: patterns name torch's tools
-        for alternative in name.split("|"):
-            bare = alternative.endswith("()")
-            if node.func.attr == alternative.removesuffix("()") and (
-                not bare or not (node.args or node.keywords)
-            ):
-                return True
-        return False
-    if kind == "with":  # "with:a|b": either context manager
-        return isinstance(node, (ast.With, ast.AsyncWith)) and any(
-            alternative in ast.unparse(item.context_expr)
-            for item in node.items
-            for alternative in name.split("|")
-        )
-    if kind == "op":  # a @ b, and a @= b
-        operator = _OPERATORS.get(name)
-        return (
-            operator is not None
-            and isinstance(node, (ast.BinOp, ast.AugAssign))
-            and isinstance(node.op, operator)
-        )
-    return False
-
-
-def _source_of(exercise, answer) -> tuple[str, str]:
-    if exercise.kind == "function" and callable(answer):
-        import inspect
-        import textwrap
-
-        try:
-            return textwrap.dedent(inspect.getsource(answer)), "function source"
-        except (OSError, TypeError):
-            return "", ""
-    return _current_cell(), "answer cell"
-
-
-def _current_cell() -> str:
-    """The source of the cell being run (IPython only; "" elsewhere)."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return ""
-    shell = get_ipython()
-    history = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
-    return history[-1] if history else ""
-
-
-def _parse(source: str) -> ast.AST | None:
-    if not source.strip():
-        return None
-    try:
-        return ast.parse(source)
-    except SyntaxError:
-        try:  # IPython magics / shell escapes: drop those lines
-            kept = [ln for ln in source.splitlines() if not ln.lstrip().startswith(("%", "!"))]
-            return ast.parse("\n".join(kept))
-        except SyntaxError:
-            return None
-
-
-def count_graph_ops(exercise, function) -> int | None:
-    """How many torch operations inside ``function`` made a result with a ``grad_fn``,
-    over all the exercise's cases (None when the probe could not run)."""
+def probe_calls(exercise, function) -> dict:
+    """Call ``function`` once more on the exercise's cases while counting torch calls: the
+    operations that record a ``grad_fn`` (``graph_ops``, when the task must build no graph)
+    and, per case, the calls ``Exercise.min_calls`` names (``calls``). Empty on trouble."""
     import torch
     from torch.overrides import TorchFunctionMode
 
+    from course_helpers.checking.answer_code import written_by_learner
     from course_helpers.environment.notebook import cpu_generator
-    from course_helpers.lessons.model import fresh_rng
+    from course_helpers.lessons.model import CASE_SEED, fresh_rng
+
+    # the course's own reference functions compute with formulas: their calls are not counted
+    counted = _counted_names(exercise) if written_by_learner(function) else set()
 
     class Count(TorchFunctionMode):
         ops = 0
+        calls: dict = {}
 
         def __torch_function__(self, func, types, args=(), kwargs=None):
+            name = getattr(func, "__name__", "")
+            if name in counted:
+                Count.calls[name] = Count.calls.get(name, 0) + 1
             out = func(*args, **(kwargs or {}))
             outs = out if isinstance(out, (tuple, list)) else (out,)
             if any(isinstance(o, torch.Tensor) and o.grad_fn is not None for o in outs):
                 Count.ops += 1
             return out
 
+    per_case = []
     try:
-        cases = fresh_rng(lambda: exercise.cases(cpu_generator(0)))
+        cases = fresh_rng(lambda: exercise.cases(cpu_generator(CASE_SEED)))
+        grad_mode = torch.is_grad_enabled()
         with Count():
             for args in cases:
+                Count.calls = {}
                 try:
                     function(*args)
                 except Exception:
                     pass  # its error is judged from the ordinary run
+                finally:
+                    torch.set_grad_enabled(grad_mode)  # a function may leave it off
+                per_case.append(dict(Count.calls))
     except Exception:
-        return None
-    return Count.ops
+        return {"graph_ops": None}
+    record: dict = {"graph_ops": Count.ops if exercise.must_build_no_graph else None}
+    if counted:
+        record["calls"] = per_case
+    return record
+
+
+def _counted_names(exercise) -> set[str]:
+    """The torch functions whose calls ``Exercise.min_calls`` counts."""
+    names: set[str] = set()
+    for key in getattr(exercise, "min_calls", None) or {}:
+        names.update(key.split("|"))
+    return names
+
+
+def count_graph_ops(exercise, function) -> int | None:
+    """How many torch operations inside ``function`` made a result with a ``grad_fn``,
+    over all the exercise's cases (None when the probe could not run)."""
+    return probe_calls(exercise, function).get("graph_ops")

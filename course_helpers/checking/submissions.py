@@ -16,15 +16,12 @@ from typing import Any
 
 from course_helpers.checking import diagnosis as dx
 from course_helpers.checking.repairs import does_nothing as _does_nothing
-from course_helpers.lessons.model import fresh_rng
+from course_helpers.lessons.model import CASE_SEED, fresh_rng
 
 GRADING_ENV = "COURSE_GRADING_DIR"
 
 
 SUBMISSION_FORMAT = 1
-
-
-CASE_SEED = 0  # function exercises: cases(cpu_generator(CASE_SEED)), same in kernel and grader
 
 
 _grader_log: list[tuple[str, dict]] = []  # every attempt, in order, while being graded
@@ -187,13 +184,19 @@ def _run_function(exercise, function) -> dict:
 
 
 def call_and_record(function, given: tuple) -> dict:
-    """Call ``function(*given)``: its output or error, what it changed, the tensors after."""
+    """Call ``function(*given)``: its output or error, what it changed, the tensors after,
+    and the state it left behind (``checking.left_behind``; put back after the call)."""
+    from course_helpers.checking import left_behind
+
     before = copy.deepcopy(given)
     run = {"output": None, "error": None, "mutated": [], "args_after": []}
+    state = left_behind.snapshot(function)
     try:
         run["output"] = dx.describe(function(*given))
     except (Exception, SystemExit) as err:  # sys.exit() in a learner's function: an error too
         run["error"] = {"type": type(err).__name__, "message": _first_line(str(err))}
+    finally:
+        run["left_behind"] = left_behind.restore(state)
     run["mutated"] = [_mutation(b, a) for b, a in zip(before, given, strict=True)]
     run["args_after"] = [dx.describe(a) if is_tensor(a) else None for a in given]
     return run
@@ -241,8 +244,9 @@ def _mutation(before: Any, after: Any) -> str:
     import torch
 
     if isinstance(before, torch.nn.Module) and isinstance(after, torch.nn.Module):
-        if before.training != after.training:
-            return "training"
+        modes = _training_change(before, after)
+        if modes:
+            return modes
         return _mutation(before.state_dict(keep_vars=True), after.state_dict(keep_vars=True))
     if isinstance(before, torch.optim.Optimizer) and isinstance(after, torch.optim.Optimizer):
         return _mutation(before.state_dict(), after.state_dict())
@@ -271,6 +275,25 @@ def _mutation(before: Any, after: Any) -> str:
     if isinstance(before, plain) and isinstance(after, plain):
         return "values" if before != after and before == before else ""  # nan == nan here
     return ""  # other objects (a deep copy is never `==` the original): nothing to say
+
+
+def _training_change(before, after) -> str:
+    """ "training" when the module's own mode changed; "training:NAME (Type)" when only a
+    submodule's did (e.g. ``model.training = was`` leaves its Dropout in eval mode); ""."""
+    if before.training != after.training:
+        return "training"
+    was = dict(before.named_modules())
+    flipped = [
+        (name, type(module).__name__)
+        for name, module in after.named_modules()
+        if name and name in was and was[name].training != module.training
+    ]
+    if not flipped:
+        return ""
+    # name one whose behaviour depends on the mode (dropout, batch norm) when there is one
+    modal = [f for f in flipped if "Dropout" in f[1] or "Norm" in f[1]]
+    name, kind = (modal or flipped)[0]
+    return f"training:{name} ({kind})"
 
 
 def _first_change(before, after) -> str:

@@ -46,13 +46,50 @@ def _is_free(node: ast.stmt) -> bool:
     return False
 
 
-def compare_lines(task_code: str, tree: ast.AST) -> dict:
-    """The statements the cell adds to the task's code, and those it leaves out."""
+def compare_lines(task_code: str, tree: ast.AST, cells_run=()) -> dict:
+    """The statements the check's cell (``tree``) adds to the task's code, and those that
+    neither it nor any other cell run for the exercise (``cells_run``) has."""
     wanted, mine = Counter(statements(ast.parse(task_code))), Counter(statements(tree))
+    everywhere = Counter(mine)
+    for other in cells_run:
+        if other is not tree:
+            everywhere |= Counter(statements(other))
     return {
         "extra_lines": sorted((mine - wanted).elements()),
-        "missing_lines": sorted((wanted - mine).elements()),
+        "missing_lines": sorted((wanted - everywhere).elements()),
     }
+
+
+def call_notes(exercise, record: dict) -> list[str]:
+    """Too few calls of a torch function the task asks for (``Exercise.min_calls``), for
+    the first test input that falls short."""
+    calls = record.get("calls")
+    wanted = getattr(exercise, "min_calls", None) or {}
+    if not isinstance(calls, list) or not wanted:
+        return []
+    from course_helpers.environment.notebook import cpu_generator
+    from course_helpers.lessons.model import CASE_SEED, fresh_rng
+
+    cases = fresh_rng(lambda: exercise.cases(cpu_generator(CASE_SEED)))
+    for number, (args, made) in enumerate(zip(cases, calls, strict=False), start=1):
+        for names, (least, why) in wanted.items():
+            need = least(*args) if callable(least) else least
+            got = sum(int(made.get(name, 0)) for name in names.split("|"))
+            if got < need:
+                shown = " or ".join(f"`{_CALLED.get(n, n)}()`" for n in names.split("|"))
+                did = f"never calls {shown}" if got == 0 else f"calls {shown} {_times(got)}"
+                return [
+                    f"For input {number}, your function {did}; the task asks for {why}: "
+                    f"{_times(need)} here."
+                ]
+    return []
+
+
+_CALLED = {"grad": "torch.autograd.grad"}  # how a counted name reads in a sentence
+
+
+def _times(count: int) -> str:
+    return {1: "once", 2: "twice"}.get(count, f"{count} times")
 
 
 def cut_off_parameters(exercise, function) -> dict:

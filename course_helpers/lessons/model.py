@@ -31,6 +31,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 KINDS = ("value", "function", "autograd", "choice", "error")
+# function exercises: cases(cpu_generator(CASE_SEED)), the same in the kernel and the grader
+CASE_SEED = 0
+# forbid/require patterns (checking.code_patterns reads them)
+PATTERN_KINDS = ("attr", "call", "with", "op", "loop", "many", "kw")
 # autograd exercises: what ``attributes`` may name (``version`` is ``tensor._version``,
 # ``value`` the tensor's own values)
 AUTOGRAD_ATTRIBUTES = ("requires_grad", "is_leaf", "grad_fn", "version", "value", "grad")
@@ -100,6 +104,20 @@ class Exercise:
     # a training loop: zero_grad(), backward() and step() in the answer's code must come in
     # order; a wrong order is named instead of a typical mistake with the same values
     check_step_order: bool = False
+    # value: the task asks for an integer tensor, not a width: any integer dtype with the
+    # right values passes (int32 as well as int64)
+    any_integer_dtype: bool = False
+    # function: the least number of calls of torch functions per test input, counted in the
+    # kernel: {"backward": (count or callable(*case) -> count, "why, in the task's words")};
+    # "a|b" counts either
+    min_calls: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
+    # lesson 13: the rows the two ranks' nn.Linear layers must be given in all (every sample
+    # evaluated by exactly one rank), counted by run_on_two_ranks; 0: not counted
+    rank_rows: int = 0
+    # every imperative of the task text ("no Python loop", "by hand", "exactly once") and how
+    # it is honoured: "check:NAME" (a pattern in forbid/require, or one of TASK_CHECKS) or
+    # "advice: why it cannot be checked" (tests/lessons/test_task_imperatives.py)
+    task_says: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -109,11 +127,21 @@ class Exercise:
         if self.kind == "function" and self.cases is None:
             raise ValueError(f"exercise {self.id}: a function exercise needs cases=")
         patterns = tuple(self.forbid) + tuple(self.require)
-        bad = [p for p in patterns if p.partition(":")[0] not in ("attr", "call", "with", "op")]
+        bad = [p for p in patterns if p.partition(":")[0] not in PATTERN_KINDS]
         if isinstance(self.forbid, str) or isinstance(self.require, str) or bad:
             raise ValueError(
-                f"exercise {self.id}: forbid/require should be tuples of 'attr:NAME', "
-                f"'call:NAME', 'with:NAME' or 'op:NAME' patterns, not {bad or patterns!r}"
+                f"exercise {self.id}: forbid/require should be tuples of KIND:NAME patterns "
+                f"(KIND one of {PATTERN_KINDS}), not {bad or patterns!r}"
+            )
+        wrong = [
+            (k, v)
+            for k, v in dict(self.task_says).items()
+            if not (isinstance(v, str) and v.startswith(("check:", "advice:")))
+        ]
+        if wrong:
+            raise ValueError(
+                f"exercise {self.id}: task_says maps a phrase of the task to 'check:NAME' or "
+                f"'advice: why', not {wrong!r}"
             )
         if self.context not in ("", "no_graph", "keep_graph", "many_inputs"):
             raise ValueError(

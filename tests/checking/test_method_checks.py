@@ -201,3 +201,140 @@ def test_an_integer_matrix_product_is_not_accepted_for_the_times_table():
     assert "Your code uses `@`" in result.message
     assert "\"addmm_cuda\" not implemented for 'Long'" in result.message
     assert check_answer_cell("04.times_table", TIMES_TABLE_BROADCAST, {"torch": torch}).passed
+
+
+# ------------------------------------------------------------------ issue 34: state in depth
+
+
+def test_what_a_function_leaves_behind_is_named_and_put_back():
+    from course_helpers.checking import left_behind
+
+    def leaves_recording_off(x):
+        torch.set_grad_enabled(False)
+        return x
+
+    state = left_behind.snapshot(leaves_recording_off)
+    leaves_recording_off(torch.ones(1))
+    assert left_behind.restore(state) == ["grad_mode_off"]
+    assert torch.is_grad_enabled()
+
+
+GLOBAL_STATS = torch.tensor([1.0, 2.0])
+
+
+def _moves_a_global(x):
+    global GLOBAL_STATS
+    GLOBAL_STATS = GLOBAL_STATS.to(x.device) * 2
+    return x
+
+
+def _changes_a_global_in_place(x):
+    GLOBAL_STATS.mul_(2)
+    return x
+
+
+def test_a_global_rebound_or_changed_in_place_is_named_and_put_back():
+    from course_helpers.checking import left_behind
+
+    before = GLOBAL_STATS
+    for function, code in (
+        (_moves_a_global, "global:GLOBAL_STATS"),
+        (_changes_a_global_in_place, "global_tensor:GLOBAL_STATS"),
+    ):
+        state = left_behind.snapshot(function)
+        function(torch.ones(1))
+        assert left_behind.restore(state) == [code]
+        assert GLOBAL_STATS is before and GLOBAL_STATS.tolist() == [1.0, 2.0]
+
+
+def test_a_function_that_leaves_grad_mode_off_fails_even_with_the_right_values():
+    def predict(weight, inputs):
+        torch.set_grad_enabled(False)
+        return inputs @ weight
+
+    result = check("07.predict_no_grad", predict)
+    assert result.status == "failed"
+    assert "gradient recording was still off" in result.message
+    assert torch.is_grad_enabled()
+
+
+def test_the_training_flag_of_every_submodule_is_compared():
+    from course_helpers.checking.submissions import _mutation
+
+    model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))
+    before = model
+    import copy
+
+    after = copy.deepcopy(model)
+    after.eval()
+    after.training = True  # the module's own flag back, its children still in eval mode
+    assert _mutation(before, after) == "training:1 (Dropout)"
+    after.train()
+    assert _mutation(before, after) == ""
+
+
+def test_a_submission_records_grad_mode_for_a_cell_answer():
+    ex = get("07.eval_loop_fix")
+    with as_answer_cell(EVAL_SETUP + EVAL_SOLUTION):
+        torch.set_grad_enabled(False)
+        try:
+            submission = collect(ex, _run_cell(EVAL_SOLUTION))
+        finally:
+            torch.set_grad_enabled(True)
+    assert submission["method"]["grad_mode"] is False
+    verdict = judge(ex, submission)
+    assert verdict.status == "failed" and "switched off in your notebook" in verdict.message
+
+
+def test_counted_calls_are_named_once_the_values_are_right():
+    ex = get("06.accumulated_grad")
+
+    def whole_batch(w, x, y, micro):
+        w = w.clone().requires_grad_(True)
+        ((x @ w - y) ** 2).mean().backward()
+        return w.grad
+
+    submission = collect(ex, whole_batch)
+    assert [calls.get("backward", 0) for calls in submission["method"]["calls"]] == [1, 1, 1, 1]
+    verdict = judge(ex, submission)
+    assert verdict.status == "failed"
+    assert (
+        "For input 1, your function calls `backward()` once; the task asks for one backward() "
+        "per micro-batch: 3 times here."
+    ) in verdict.message
+
+
+def test_rows_counted_by_the_launcher_show_a_sample_evaluated_twice(monkeypatch):
+    from course_helpers.environment import two_ranks
+
+    ex = get("13.exact_evaluation")
+    right = ex.reference
+    monkeypatch.setattr(two_ranks, "LAST_RUN", {"main": "evaluate", "rows": [5, 5]})
+    verdict = judge(ex, collect(ex, right))
+    assert verdict.status == "failed" and "10 rows in all, for 5 samples" in verdict.message
+    monkeypatch.setattr(two_ranks, "LAST_RUN", {"main": "evaluate", "rows": [3, 2]})
+    assert judge(ex, collect(ex, right)).passed
+
+
+def test_rows_of_a_run_in_another_cell_are_not_held_against_the_answer(monkeypatch):
+    from course_helpers.environment import two_ranks
+
+    ex = get("13.exact_evaluation")
+    monkeypatch.setattr(two_ranks, "LAST_RUN", {"main": "other", "rows": [5, 5], "cell": 41})
+    monkeypatch.setattr(two_ranks, "execution_count", lambda: 42)
+    submission = collect(ex, ex.reference)
+    assert submission["method"]["rank_rows"] is None
+    assert judge(ex, submission).passed
+
+
+def test_a_forbidden_pattern_names_only_the_alternatives_the_code_holds():
+    code = (
+        "a = torch.tensor(1.5, requires_grad=True)\nb = torch.tensor(-2.0, requires_grad=True)\n"
+        "(a**2 * b + b).backward()\nanswer = torch.stack([a.grad, b.grad])\n"
+    )
+    result = check_answer_cell("05.hand_chain_rule", code, {"torch": torch})
+    assert result.status == "failed"
+    assert "Your code uses `.backward()` and `.grad`: the task asks for the derivatives" in (
+        result.message
+    )
+    assert "jacobian" not in result.message and result.message.count("worked out by hand") == 1

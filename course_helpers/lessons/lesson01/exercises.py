@@ -106,6 +106,9 @@ EXERCISES = [
     # --- exercises in solutions/01_tensors.ipynb ---
     Exercise(
         id="01.arange_grid",
+        task_says={
+            "without typing the numbers": "check:call:arange",
+        },
         title="A 3×4 grid of 0..11",
         lesson=LESSON,
         kind="value",
@@ -134,6 +137,12 @@ EXERCISES = [
     ),
     Exercise(
         id="01.every_other_column",
+        task_says={
+            "Keep every other column": "check:value (the columns returned are compared)",
+            "it must also work for a single column and for a tensor with no rows": (
+                "check:cases (a 2×1 and a 0×4 input)"
+            ),
+        },
         title="Keep every other column",
         lesson=LESSON,
         kind="function",
@@ -149,6 +158,14 @@ EXERCISES = [
     ),
     Exercise(
         id="01.celsius_to_fahrenheit",
+        forbid=("loop:python",),
+        task_says={
+            "using F = C × 9/5 + 32": "check:value (the numbers of that formula are compared)",
+            "No Python loop": "check:loop:python",
+            "one line of tensor arithmetic does it": (
+                "advice: a remark on the size of the answer; any vectorised form passes"
+            ),
+        },
         title="Celsius to Fahrenheit, element-wise",
         lesson=LESSON,
         kind="function",
@@ -163,6 +180,11 @@ EXERCISES = [
     ),
     Exercise(
         id="01.from_numpy_dtype",
+        task_says={
+            "Without running it": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="The dtype torch.from_numpy keeps",
         lesson=LESSON,
         kind="choice",

@@ -123,6 +123,11 @@ EXERCISES = [
     # --- exercises in solutions/02_dtype_and_device.ipynb ---
     Exercise(
         id="02.predict_promotion",
+        task_says={
+            "Without running it": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="Predict a promoted dtype",
         lesson=LESSON,
         kind="choice",
@@ -137,6 +142,11 @@ EXERCISES = [
     ),
     Exercise(
         id="02.megabytes",
+        task_says={
+            "It must work for any dtype and for empty tensors": (
+                "check:cases (float32, float64, int8, float16, an empty tensor, views)"
+            ),
+        },
         title="Megabytes of a tensor's data",
         lesson=LESSON,
         kind="function",
@@ -153,6 +163,11 @@ EXERCISES = [
     ),
     Exercise(
         id="02.float16_underflow",
+        task_says={
+            "Without running it": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="A tiny number in float16",
         lesson=LESSON,
         kind="choice",
@@ -206,6 +221,16 @@ EXERCISES = [
     ),
     Exercise(
         id="02.match_like",
+        task_says={
+            "the dtype and the device of reference": (
+                "check:cases (references of other dtypes, one on the meta device)"
+            ),
+            "keep the shape of values": "check:value (the output's shape is compared)",
+            "Do not name any device or dtype in your code": (
+                "check:cases (a reference on the meta device: a named device or dtype gives the "
+                "wrong one)"
+            ),
+        },
         title="Match another tensor's dtype and device",
         lesson=LESSON,
         kind="function",
@@ -235,6 +260,11 @@ EXERCISES = [
     ),
     Exercise(
         id="02.uint8_wrap",
+        task_says={
+            "Without running it": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="Predict a uint8 difference",
         lesson=LESSON,
         kind="choice",

@@ -60,6 +60,14 @@ def _columns_in_order_cases(g):
 EXERCISES = [
     Exercise(
         id="03.column_grid",
+        any_integer_dtype=True,
+        task_says={
+            "whose columns count up": "check:value (the values are compared)",
+            "One line with arange and two shape operations is enough": (
+                "advice: a remark on the size of the answer; the numbers typed in are not forbidden"
+                " here"
+            ),
+        },
         title="Numbers down the columns",
         lesson=LESSON,
         kind="value",
@@ -90,6 +98,11 @@ EXERCISES = [
     ),
     Exercise(
         id="03.permute_shape",
+        task_says={
+            "Without running it": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="Predict a permuted shape",
         lesson=LESSON,
         kind="choice",
@@ -106,6 +119,11 @@ EXERCISES = [
     ),
     Exercise(
         id="03.permute_stride",
+        task_says={
+            "Work it out by hand": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="Predict the strides of a permute",
         lesson=LESSON,
         kind="choice",
@@ -244,6 +262,11 @@ EXERCISES = [
     ),
     Exercise(
         id="03.fancy_index_shares",
+        task_says={
+            "Without running it": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="Does a list index share memory?",
         lesson=LESSON,
         kind="choice",

@@ -72,6 +72,11 @@ def _gram_cases(g):
 EXERCISES = [
     Exercise(
         id="04.broadcast_by_hand",
+        task_says={
+            "Broadcast by hand": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="Broadcast by hand",
         lesson=LESSON,
         kind="choice",
@@ -88,6 +93,13 @@ EXERCISES = [
     ),
     Exercise(
         id="04.times_table",
+        forbid=("op:matmul", "call:matmul", "call:mm", "loop:python"),
+        require=("call:arange",),
+        any_integer_dtype=True,
+        task_says={
+            "Use one arange, a column, a row and broadcasting": "check:call:arange",
+            "no loops": "check:loop:python",
+        },
         title="A multiplication table",
         lesson=LESSON,
         kind="value",
@@ -101,7 +113,6 @@ EXERCISES = [
         ),
         solution="numbers = torch.arange(1, 6)\nanswer = numbers[:, None] * numbers[None, :]",
         # an integer matrix product gives the same table on the CPU and fails on CUDA
-        forbid=("op:matmul", "call:matmul", "call:mm"),
     ),
     Exercise(
         id="04.center_rows",
@@ -158,6 +169,11 @@ EXERCISES = [
     ),
     Exercise(
         id="04.pairwise_sq_dists",
+        forbid=("loop:python", "call:cdist"),
+        task_says={
+            "Use broadcasting": "check:call:cdist",
+            "no loops": "check:loop:python",
+        },
         title="Every point against every point",
         lesson=LESSON,
         kind="function",
@@ -205,6 +221,11 @@ EXERCISES = [
     ),
     Exercise(
         id="04.gram",
+        task_says={
+            "It must work for a single 2-D matrix and for a batch": (
+                "check:cases (a 2-D matrix and batches)"
+            ),
+        },
         title="Gram matrices for a batch",
         lesson=LESSON,
         kind="function",

@@ -128,6 +128,10 @@ EXERCISES = [
     ),
     Exercise(
         id="05.hand_chain_rule",
+        forbid=("call:backward|grad|jacobian|hessian|vjp|jvp", "attr:grad"),
+        task_says={
+            "by hand": "check:call:backward|grad|jacobian|hessian|vjp|jvp",
+        },
         title="A gradient by hand",
         lesson=LESSON,
         kind="value",
@@ -144,6 +148,10 @@ EXERCISES = [
     ),
     Exercise(
         id="05.keep_intermediate_grad",
+        task_says={
+            "Keep the gradient of an intermediate": "check:attributes:grad",
+            "By hand": "advice: a worked value the task gives, not an instruction",
+        },
         title="Keep the gradient of an intermediate",
         lesson=LESSON,
         kind="autograd",
@@ -162,6 +170,11 @@ EXERCISES = [
     ),
     Exercise(
         id="05.cube_vjp",
+        min_calls={"backward": (lambda x, v: 1 if x.numel() else 0, "backward() to do the work")},
+        task_says={
+            "computed by autograd": "check:min_calls:backward",
+            "keep using backward": "check:min_calls:backward",
+        },
         title="Fix the backward of a non-scalar",
         lesson=LESSON,
         kind="function",
@@ -183,6 +196,9 @@ EXERCISES = [
     ),
     Exercise(
         id="05.central_difference",
+        task_says={
+            "central": "check:value (a forward difference gives another number)",
+        },
         title="A derivative from finite differences",
         lesson=LESSON,
         kind="value",
@@ -302,6 +318,10 @@ EXERCISES = [
     ),
     Exercise(
         id="05.hook_halve",
+        task_says={
+            "before": "check:call:register_hook",
+            "By hand": "advice: a worked value the task gives, not an instruction",
+        },
         title="Halve a gradient with a hook",
         lesson=LESSON,
         kind="autograd",

@@ -112,6 +112,11 @@ EXERCISES = [
     # --- exercises of the solution notebook ---
     Exercise(
         id="06.two_losses_two_calls",
+        require=("many:backward",),
+        task_says={
+            "without adding the losses": "check:many:backward",
+            "once per loss": "check:many:backward",
+        },
         title="Two losses, two backward() calls",
         lesson=LESSON,
         kind="autograd",
@@ -131,6 +136,11 @@ EXERCISES = [
     ),
     Exercise(
         id="06.predict_loop_grad",
+        task_says={
+            "without running the code": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="Predict an accumulated gradient",
         lesson=LESSON,
         kind="choice",
@@ -168,6 +178,12 @@ EXERCISES = [
     ),
     Exercise(
         id="06.fix_training_loop",
+        task_says={
+            "keep the same loss, optimizer and number of steps": (
+                "check:value (another loss, optimizer or number of steps gives other numbers)"
+            ),
+            "matches the reference exactly": "check:value (the weights are compared)",
+        },
         title="Fix a training loop",
         lesson=LESSON,
         kind="function",
@@ -194,6 +210,17 @@ EXERCISES = [
     ),
     Exercise(
         id="06.accumulated_grad",
+        min_calls={
+            "backward": (
+                lambda w, x, y, micro: len(x.split(micro)) if len(x) else 0,
+                "one backward() per micro-batch",
+            )
+        },
+        task_says={
+            "whole": "check:value (the gradient of the whole batch's mean is compared)",
+            "must get there by calling backward() once per micro-batch": "check:min_calls:backward",
+            "Do not modify the w you are given": "check:inputs_unchanged",
+        },
         title="Accumulate over micro-batches",
         lesson=LESSON,
         kind="function",

@@ -202,6 +202,13 @@ EXERCISES = [
     # ----------------------------------------------------------------- exercises
     Exercise(
         id="07.predict_no_grad",
+        task_says={
+            "without a graph": "check:must_build_no_graph",
+            "without recording a graph": "check:must_build_no_graph",
+            "The result must not require grad": (
+                "check:value (requires_grad of the output is compared)"
+            ),
+        },
         title="Predictions without a graph",
         lesson=LESSON,
         kind="function",
@@ -267,6 +274,10 @@ EXERCISES = [
     ),
     Exercise(
         id="07.detach_copy",
+        task_says={
+            "no history": "advice: a property of the option asked for, not an instruction",
+            "without changing x": "advice: a property of the option asked for, not an instruction",
+        },
         title="An independent copy without history",
         lesson=LESSON,
         kind="choice",
@@ -293,6 +304,15 @@ EXERCISES = [
     ),
     Exercise(
         id="07.stop_gradient",
+        require=("call:backward|grad",),
+        task_says={
+            "A target that must not move": "check:attributes:grad",
+            "fixed": "check:attributes:grad",
+            "Work out dloss/dw by hand first": (
+                "advice: a prediction to make before running the cell; the check reads w.grad from "
+                "autograd"
+            ),
+        },
         title="A target that must not move",
         lesson=LESSON,
         kind="autograd",
@@ -313,6 +333,12 @@ EXERCISES = [
     ),
     Exercise(
         id="07.freeze_first",
+        task_says={
+            "training leaves it unchanged": (
+                "check:value (the second layer learns other values when the first moves)"
+            ),
+            "second": "check:value (the second layer's weight is compared)",
+        },
         title="Freeze the first layer",
         lesson=LESSON,
         kind="value",
@@ -333,6 +359,10 @@ EXERCISES = [
     ),
     Exercise(
         id="07.eval_loop_fix",
+        task_says={
+            "Keep the name loss": "check:value (the last batch's loss is read)",
+            "must not track gradients": "check:value (its requires_grad is compared)",
+        },
         title="Fix the evaluation loop",
         lesson=LESSON,
         kind="value",
@@ -359,6 +389,9 @@ EXERCISES = [
     ),
     Exercise(
         id="07.frozen_momentum",
+        task_says={
+            "exactly": "advice: the wording of an option, not an instruction",
+        },
         title="A frozen layer that still moves",
         lesson=LESSON,
         kind="choice",

@@ -101,6 +101,11 @@ EXERCISES = [
     # ----------------------------------------------------------------- exercises
     Exercise(
         id="08.version_predict",
+        task_says={
+            "without running it": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="Count the versions",
         lesson=LESSON,
         kind="choice",
@@ -135,6 +140,9 @@ EXERCISES = [
     ),
     Exercise(
         id="08.safe_inplace",
+        task_says={
+            "one": "advice: the wording of the question, not an instruction",
+        },
         title="Which changes are safe?",
         lesson=LESSON,
         kind="choice",
@@ -162,6 +170,10 @@ EXERCISES = [
     ),
     Exercise(
         id="08.out_of_place",
+        task_says={
+            "without touching the input": "check:inputs_unchanged",
+            "leaves x unchanged": "check:inputs_unchanged",
+        },
         title="Scale and clip without touching the input",
         lesson=LESSON,
         kind="function",
@@ -178,6 +190,10 @@ EXERCISES = [
     ),
     Exercise(
         id="08.sgd_step",
+        task_says={
+            "and is still the same leaf that requires grad": "check:attributes:is_leaf",
+            "Update it in place": "check:attributes:version",
+        },
         title="A working SGD step",
         lesson=LESSON,
         kind="autograd",
@@ -197,6 +213,10 @@ EXERCISES = [
     ),
     Exercise(
         id="08.relu_fix",
+        require=("call:backward|grad",),
+        task_says={
+            "without breaking backward": "check:call:backward|grad",
+        },
         title="Zero the negatives without breaking backward",
         lesson=LESSON,
         kind="autograd",
@@ -218,6 +238,10 @@ EXERCISES = [
     ),
     Exercise(
         id="08.anomaly_culprit",
+        task_says={
+            "exactly": "advice: the wording of the question, not an instruction",
+            "must go": "advice: the wording of the question, not an instruction",
+        },
         title="Find the culprit",
         lesson=LESSON,
         kind="choice",
@@ -274,6 +298,11 @@ EXERCISES = [
     ),
     Exercise(
         id="08.version_getitem",
+        task_says={
+            "without running it": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="Count the writes",
         lesson=LESSON,
         kind="choice",
@@ -288,6 +317,11 @@ EXERCISES = [
     ),
     Exercise(
         id="08.copyslices_grad",
+        task_says={
+            "Work out by hand": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="A gradient through an in-place write",
         lesson=LESSON,
         kind="choice",
@@ -357,6 +391,11 @@ EXERCISES = [
     ),
     Exercise(
         id="08.silent_downcast",
+        task_says={
+            "without running it": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="A wider result written in place",
         lesson=LESSON,
         kind="choice",

@@ -231,6 +231,13 @@ EXERCISES = [
     ),
     Exercise(
         id="09.sum_losses",
+        forbid=("many:backward|grad", "kw:backward|grad.retain_graph"),
+        require=("call:backward|grad",),  # a backward pass, not a .grad set by hand
+        task_says={
+            "both": "check:attributes:grad",
+            "a single backward pass": "check:many:backward|grad",
+            "walks the graph once": "check:kw:backward|grad.retain_graph",
+        },
         title="One backward() for two losses",
         lesson=LESSON,
         kind="autograd",
@@ -251,6 +258,11 @@ EXERCISES = [
     ),
     Exercise(
         id="09.second_derivative_tanh",
+        min_calls={"grad": (lambda x: 2 if x.numel() else 0, "two calls to torch.autograd.grad")},
+        task_says={
+            "computed by autograd": "check:min_calls:grad",
+            "do not modify it": "check:inputs_unchanged",
+        },
         title="Second derivative of tanh with create_graph",
         lesson=LESSON,
         kind="function",
@@ -278,6 +290,11 @@ EXERCISES = [
     ),
     Exercise(
         id="09.grad_has_graph",
+        task_says={
+            "Without running it": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="Does the gradient require grad?",
         lesson=LESSON,
         kind="choice",
@@ -293,10 +310,14 @@ EXERCISES = [
     ),
     Exercise(
         id="09.third_derivative",
+        require=("call:grad", "call:backward", "many:grad"),
+        task_says={
+            "by hand": "advice: a worked value the task gives, not an instruction",
+            "use torch.autograd.grad twice": "check:many:grad",
+        },
         title="A third derivative in x.grad",
         lesson=LESSON,
         kind="autograd",
-        require=("call:grad", "call:backward"),  # autograd, not a formula
         build_reference=_third_derivative_leaf,
         attributes=("grad", "is_leaf", "requires_grad"),
         hints=(
@@ -320,6 +341,13 @@ EXERCISES = [
     ),
     Exercise(
         id="09.train_both",
+        forbid=("kw:backward|grad.retain_graph",),
+        task_says={
+            "no retain_graph": "check:kw:backward|grad.retain_graph",
+            "keeping the same five steps and learning rate": (
+                "check:value (other steps or another rate give other losses)"
+            ),
+        },
         title="Fix a loop that reuses a graph",
         lesson=LESSON,
         kind="value",
@@ -349,6 +377,10 @@ EXERCISES = [
     ),
     Exercise(
         id="09.carry_hidden",
+        forbid=("kw:backward|grad.retain_graph",),
+        task_says={
+            "no retain_graph": "check:kw:backward|grad.retain_graph",
+        },
         title="Carry a hidden state across chunks",
         lesson=LESSON,
         kind="value",
@@ -382,6 +414,11 @@ EXERCISES = [
     ),
     Exercise(
         id="09.gradient_penalty",
+        forbid=("kw:backward.create_graph",),
+        require=("call:backward|grad",),
+        task_says={
+            "without a leak": "check:kw:backward.create_graph",
+        },
         title="A gradient penalty without a leak",
         lesson=LESSON,
         kind="autograd",

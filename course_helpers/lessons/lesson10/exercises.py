@@ -268,6 +268,12 @@ EXERCISES = [
     ),
     Exercise(
         id="10.state_dict_keys",
+        task_says={
+            "Without running it": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+            "sorted": "advice: the form of the answer; check compares the tuple as given",
+        },
         title="Predict the state_dict keys",
         lesson=LESSON,
         kind="choice",
@@ -285,6 +291,15 @@ EXERCISES = [
     ),
     Exercise(
         id="10.fix_scaler",
+        task_says={
+            "keep the training exactly as it is": (
+                "check:value (another training gives other numbers)"
+            ),
+            "by hand": (
+                "check:value (the answer is the module's state_dict: a tensor the module does not "
+                "own is not in it)"
+            ),
+        },
         title="Make the scale learn",
         lesson=LESSON,
         kind="value",
@@ -323,6 +338,9 @@ EXERCISES = [
     ),
     Exercise(
         id="10.standardize_buffers",
+        task_says={
+            "not": "check:value (the buffers are compared, with requires_grad)",
+        },
         title="Statistics that follow .double()",
         lesson=LESSON,
         kind="value",
@@ -352,6 +370,10 @@ EXERCISES = [
     ),
     Exercise(
         id="10.stuck_parameters",
+        task_says={
+            "exactly": "check:cases (a tiny change and a change in a single element)",
+            "Do not modify the module": "check:inputs_unchanged",
+        },
         title="Which parameters did not change?",
         lesson=LESSON,
         kind="function",
@@ -376,6 +398,10 @@ EXERCISES = [
     ),
     Exercise(
         id="10.fix_optimizer_order",
+        task_says={
+            "without adding or removing any line": "check:keep_lines",
+            "must be created in the same order": "check:keep_lines",
+        },
         title="Train the new head",
         lesson=LESSON,
         kind="value",

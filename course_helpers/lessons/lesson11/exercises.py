@@ -244,6 +244,11 @@ EXERCISES = [
     # --- exercises in solutions/11_training_loops.ipynb ---
     Exercise(
         id="11.gd_step",
+        task_says={
+            "new": "check:value (the weights after one step are compared)",
+            "Use autograd to get the gradient": "check:call:backward|grad",
+            "do not modify the w you were given": "check:inputs_unchanged",
+        },
         title="One gradient-descent step",
         lesson=LESSON,
         kind="function",
@@ -291,12 +296,19 @@ EXERCISES = [
     ),
     Exercise(
         id="11.leaf_after_steps",
+        forbid=("attr:data", "call:step"),
+        require=("call:backward|grad",),
+        task_says={
+            "by hand": "check:call:step",
+            "three": "check:attributes:value",
+            "Update w in place": "check:attributes:is_leaf",
+            "not": "check:attributes:grad",
+        },
         title="A parameter after three steps by hand",
         lesson=LESSON,
         kind="autograd",
         build_reference=_leaf_after_three_steps,
         attributes=("requires_grad", "is_leaf", "value", "grad"),
-        forbid=("attr:data",),
         reveal_values=False,
         hints=(
             "Each step: forward, loss, backward(), then an update that autograd must not "
@@ -322,6 +334,9 @@ EXERCISES = [
     ),
     Exercise(
         id="11.fix_forgotten_zero",
+        task_says={
+            "without a graph": "check:value (requires_grad of the weight is compared)",
+        },
         title="Repair a loop that never zeroes",
         lesson=LESSON,
         kind="value",
@@ -352,6 +367,14 @@ EXERCISES = [
     ),
     Exercise(
         id="11.evaluate",
+        task_says={
+            "without dropout": "check:value (dropout in training mode changes the loss)",
+            "without a graph": "check:must_build_no_graph",
+            "use F.mse_loss": "check:value (the loss is compared)",
+            "must not use dropout": "check:value (dropout in training mode changes the loss)",
+            "must not build a graph": "check:must_build_no_graph",
+            "must leave the model in the mode it found it in": "check:inputs_unchanged",
+        },
         title="Evaluate without dropout and without a graph",
         lesson=LESSON,
         kind="function",
@@ -380,6 +403,11 @@ EXERCISES = [
     ),
     Exercise(
         id="11.loader_batches",
+        task_says={
+            "without running it": (
+                "advice: a prediction; the answer is the same whether or not the code was run first"
+            ),
+        },
         title="Batches in a DataLoader",
         lesson=LESSON,
         kind="choice",
@@ -395,6 +423,11 @@ EXERCISES = [
     ),
     Exercise(
         id="11.seeded_loader",
+        task_says={
+            "seed 3 alone": (
+                "check:value (the batches are compared after other draws from the global generator)"
+            ),
+        },
         title="A shuffling order fixed by a seed",
         lesson=LESSON,
         kind="value",

@@ -277,6 +277,12 @@ EXERCISES = [
     ),
     Exercise(
         id="12.fix_inplace",
+        task_says={
+            "leave everything else as it is for now": (
+                "advice: later exercises repair the rest; this check runs one forward and backward "
+                "pass"
+            ),
+        },
         title="Repair the in-place skip connection",
         lesson=LESSON,
         kind="autograd",
@@ -414,6 +420,9 @@ EXERCISES = [
     ),
     Exercise(
         id="12.evaluate_no_graph",
+        task_says={
+            "without a graph": "check:must_build_no_graph",
+        },
         title="Evaluation without a graph",
         lesson=LESSON,
         kind="function",
@@ -491,6 +500,10 @@ EXERCISES = [
     ),
     Exercise(
         id="12.first_nonfinite",
+        task_says={
+            "Do not modify losses": "check:inputs_unchanged",
+            "Use torch.isfinite on a float64 tensor": "check:call:isfinite",
+        },
         title="The first non-finite loss",
         lesson=LESSON,
         kind="function",
