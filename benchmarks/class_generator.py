@@ -510,8 +510,9 @@ def synthetic_grades(generated: GeneratedClass) -> tuple[list, list[str]]:
                     int(status == "passed"),
                     attempts=len(tries),
                     first_attempt=tries[0]["status"] if tries else "",
+                    hints=max([t for t in plan.hints if isinstance(t, int)], default=0),
+                    solution_shown="solution" in plan.hints,
                     tries=tries,
-                    hints=list(plan.hints),
                 )
             )
         grades.append(NotebookGrade(str(nb.path), "completed", exercises))

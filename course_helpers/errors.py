@@ -20,3 +20,28 @@ class CourseError(OneLineTraceback, Exception):
 
 class ReferenceHidden(CourseError):
     """Raised by a reference while a notebook is being graded (see ``grading.redact``)."""
+
+
+def require_flag(value, name: str, where: str) -> bool:
+    """``value`` if it is ``True`` or ``False``; else a ``CourseError`` naming ``name``."""
+    if value is True or value is False:
+        return value
+    raise CourseError(f"{where}: {name} is True or False, not {_shown(value)}.")
+
+
+def require_whole_number(value, name: str, where: str, low: int, high: int) -> int:
+    """``value`` as an ``int`` if it is a whole number from ``low`` to ``high``; else a
+    ``CourseError`` naming ``name`` and the range."""
+    import numbers
+
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        if low <= int(value) <= high:
+            return int(value)
+    raise CourseError(
+        f"{where}: {name} is a whole number from {low} to {high}, not {_shown(value)}."
+    )
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"a {type(value).__name__}"

@@ -90,10 +90,12 @@ def check(exercise_id: str, answer: Any = ..., *, demo: bool = False) -> CheckRe
     ``demo=True`` (for a lesson's worked example, not the learner's attempt) shows the
     verdict but records nothing: no progress, no attempt for the grader.
     """
+    from course_helpers.errors import require_flag
     from course_helpers.lessons import get
 
     try:
         exercise = get(exercise_id)
+        require_flag(demo, "demo", "check")
     except CourseError as err:
         return _finish(CheckResult(str(exercise_id), "", "error", str(err)))
     except Exception as err:  # e.g. a lesson module with a bug: still no traceback here

@@ -9,9 +9,6 @@ The count of hints shown lives in this kernel only, so restarting the kernel sta
 again at hint 1. In a notebook a hint appears where ``hint(id)`` is called, even when the
 call is not the cell's last line: every hint counted is a hint shown. The full solution is
 shown only when asked for explicitly: ``hint(id, solution=True)`` or ``solution(id)``.
-While a notebook is graded, each hint shown is noted for the grader
-(``submissions.save_hint_for_grader``), whose class report counts them as the notebook's
-own account.
 """
 
 from __future__ import annotations
@@ -84,7 +81,11 @@ def hint(exercise_id: str, solution: bool = False) -> HintText:
     After the last hint, further calls repeat it and point to the full solution,
     which ``hint(exercise_id, solution=True)`` shows.
     """
-    if solution:
+    from course_helpers.errors import require_flag
+    from course_helpers.lessons import get
+
+    exercise_id = get(exercise_id).id  # a clear CourseError for a wrong id, or a list of them
+    if require_flag(solution, "solution", f"hint({exercise_id!r})"):
         return _show_now(_solution(exercise_id))
     return _show_now(next_hint(exercise_id, _verdicts.get(exercise_id, "")))
 
@@ -125,7 +126,6 @@ def next_hint(exercise_id: str, shown: str = "", *, button: bool = False) -> Hin
         mistake = ""
     if mistake:
         _addressed[exercise.id] = mistake
-        _for_grader(exercise.id, "mistake")
         after = min(seen + 1, count)
         return HintText(
             f"Hint for {exercise.id}: about your last answer",
@@ -138,7 +138,7 @@ def next_hint(exercise_id: str, shown: str = "", *, button: bool = False) -> Hin
         )
     number = min(seen + 1, count)
     _shown[exercise.id] = number
-    _for_grader(exercise.id, number)
+    _tell_grader(exercise.id, number)
     is_last = number == count
     footer = ""
     if is_last:
@@ -161,16 +161,12 @@ def _solution(exercise_id: str) -> HintText:
     from course_helpers.lessons import get
 
     exercise = get(exercise_id)
-    _for_grader(exercise.id, "solution")
+    _tell_grader(exercise.id, 0)
     return HintText(f"Solution for {exercise.id}", exercise.solution.strip(), "", True)
 
 
-def _for_grader(exercise_id: str, tier: int | str) -> None:
-    """While graded, the grader hears of each hint shown (as the notebook's own account)."""
-    import os
+def _tell_grader(exercise_id: str, tier: int) -> None:
+    """While graded, the grader's report names the hints shown (tier 0: the solution)."""
+    from course_helpers.checking.submissions import note_hint_for_grader
 
-    if not os.environ.get("COURSE_GRADING_DIR"):  # submissions.GRADING_ENV, not imported here
-        return
-    from course_helpers.checking.submissions import save_hint_for_grader
-
-    save_hint_for_grader(exercise_id, tier)
+    note_hint_for_grader(exercise_id, tier)

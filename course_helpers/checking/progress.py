@@ -84,9 +84,16 @@ def database_path() -> Path:
     override = os.environ.get(DB_ENV, "").strip()
     if override:
         return Path(override).expanduser()
+    return _default_path()
+
+
+_NAME = "progress.sqlite"
+
+
+def _default_path() -> Path:
     import platformdirs
 
-    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)) / "progress.sqlite"
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)) / _NAME
 
 
 # One open connection per file and process: closing the last connection to a WAL database
@@ -97,8 +104,53 @@ _open: dict[Path, sqlite3.Connection] = {}
 def _connection(path: Path) -> sqlite3.Connection:
     connection = _open.get(path)
     if connection is None or not path.exists():
+        foreign = not_a_progress_file(path)
+        if foreign:  # never add our table to someone else's database
+            from course_helpers.errors import CourseError
+
+            raise CourseError(f"{path} is not a progress file ({foreign}): it was not changed.")
         connection = _open[path] = _connect(path)
     return connection
+
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def not_a_progress_file(path: Path) -> str:
+    """Why ``path`` is some other file, not a progress file ("" when it may be one: missing,
+    empty, an SQLite database with our ``results`` table or with no table, or an SQLite
+    file too damaged to read, which :func:`reset` may remove)."""
+    import stat
+    from contextlib import closing
+
+    try:  # never blocks: a FIFO is opened without waiting for a writer
+        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return ""
+    except OSError as err:
+        return f"it cannot be read: {err.strerror}"
+    try:
+        mode = os.fstat(handle).st_mode
+        if stat.S_ISDIR(mode):
+            return "it is a folder"
+        if not stat.S_ISREG(mode):
+            return "it is not a regular file"
+        head = os.read(handle, len(_SQLITE_HEADER))
+    finally:
+        os.close(handle)
+    if not head:
+        return ""
+    if head != _SQLITE_HEADER:
+        return "it is not an SQLite database"
+    try:
+        uri = f"{path.resolve().as_uri()}?mode=ro"
+        with closing(sqlite3.connect(uri, uri=True)) as db:
+            tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    except sqlite3.Error:
+        return ""  # a damaged store: reset removes it
+    if tables and "results" not in tables:
+        return f"an SQLite database of something else (tables: {', '.join(sorted(tables)[:5])})"
+    return ""
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -262,6 +314,11 @@ def latest_results(path: Path | None = None) -> dict[str, str]:
     path = database_path() if path is None else path
     if not path.exists():
         return {}
+    foreign = not_a_progress_file(path)
+    if foreign:
+        from course_helpers.errors import CourseError
+
+        raise CourseError(f"{path} is not a progress file ({foreign}).")
     try:
         return dict(_connection(path).execute("SELECT exercise_id, status FROM results"))
     except sqlite3.OperationalError:
@@ -314,17 +371,27 @@ def met_mistakes(path: Path | None = None) -> list[MetMistake]:
 
 
 def reset(path: Path | None = None) -> str:
-    """Forget every recorded result. A file that cannot be read as a progress database
-    (corrupted, or not one) is removed, so starting over always works; the return value
-    then says so ("" otherwise)."""
+    """Forget every recorded result. A progress file too damaged to read is removed, so
+    starting over always works; the return value then says so ("" otherwise). Any other
+    file (not an SQLite database, or another program's database) is never touched: a
+    ``CourseError`` says so, unless it has the progress file's own name (a store damaged
+    beyond its header)."""
+    from course_helpers.errors import CourseError
+
     path = database_path() if path is None else path
     if not path.exists():
         return ""
     if _read_only(path):
-        from course_helpers.errors import CourseError
-
         raise CourseError(f"Cannot reset: {read_only_message(path)}.")
+    foreign = not_a_progress_file(path)
+    if foreign and not (foreign.endswith("not an SQLite database") and path.name == _NAME):
+        raise CourseError(
+            f"Cannot reset: {path} is not a progress file ({foreign}); nothing was deleted. "
+            f"Name the progress file with --db (by default {_default_path()})."
+        )
     try:
+        if foreign:  # the store's own name, but not a database: damaged beyond its header
+            raise sqlite3.DatabaseError("file is not a database")
         with _connection(path) as connection:
             connection.execute("DELETE FROM results")
         return ""
@@ -461,9 +528,9 @@ def summarize(results: dict[str, str]) -> tuple[LessonProgress, ...]:
 
 def progress(path: Path | None = None) -> ProgressReport:
     """Your progress per lesson: exercises done, attempted (not passed yet) and not started."""
-    if path is not None and not isinstance(path, (str, os.PathLike)):
-        from course_helpers.errors import CourseError
+    from course_helpers.errors import CourseError
 
+    if path is not None and not isinstance(path, (str, os.PathLike)):
         raise CourseError(
             f"progress() takes no argument (or the path of a progress file), not {path!r}. "
             "Call progress() to see your progress."
@@ -473,11 +540,13 @@ def progress(path: Path | None = None) -> ProgressReport:
         return ProgressReport(summarize({}), note)
     shown = database_path() if path is None else Path(path)
     try:
-        results = latest_results(path)
-        mistakes = tuple(met_mistakes(path))
+        results = latest_results(None if path is None else Path(path))
+        mistakes = tuple(met_mistakes(None if path is None else Path(path)))
         note = f"Note: {read_only_message(shown)}." if shown.exists() and _read_only(shown) else ""
     except sqlite3.Error as err:
         results, mistakes, note = {}, (), f"The progress file could not be read: {err}"
+    except CourseError as err:
+        results, mistakes, note = {}, (), str(err)
     return ProgressReport(summarize(results), note, mistakes)
 
 
@@ -491,9 +560,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reset", action="store_true", help="forget every recorded result")
     args = parser.parse_args(argv)
     path = Path(args.db).expanduser() if args.db else database_path()
-    if args.reset:
-        from course_helpers.errors import CourseError
+    from course_helpers.errors import CourseError
 
+    if args.reset:
         try:
             note = reset(path)
         except CourseError as err:
@@ -501,5 +570,9 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"{note} Progress reset ({path}).".strip())
         return 0
+    foreign = not_a_progress_file(path)
+    if foreign:
+        print(f"{path} is not a progress file ({foreign}): nothing to show.", file=sys.stderr)
+        return 1
     print(progress(path))
     return 0

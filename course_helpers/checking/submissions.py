@@ -3,8 +3,8 @@
 :func:`collect` runs where the answer lives (the learner's kernel). For a function exercise
 it calls the learner's function on deep copies of the exercise's cases (seeded with
 ``CASE_SEED``) and records outputs, exceptions and whether an input was modified. While a
-notebook is graded (``COURSE_GRADING_DIR`` set), every submission is also kept for the
-grader, which asks for them with :func:`dump_for_grader` after the notebook ran.
+notebook is graded (``COURSE_GRADING_DIR`` names the grader's answer channel), every
+submission is also sent to the grader as it is made (:func:`save_for_grader`).
 """
 
 from __future__ import annotations
@@ -18,111 +18,119 @@ from course_helpers.checking import diagnosis as dx
 from course_helpers.checking.repairs import does_nothing as _does_nothing
 from course_helpers.lessons.model import CASE_SEED, fresh_rng
 
-GRADING_ENV = "COURSE_GRADING_DIR"
+GRADING_ENV = "COURSE_GRADING_DIR"  # while graded: the path of the answer channel
 
 
 SUBMISSION_FORMAT = 1
 
 
-_grader_log: list[tuple[str, dict]] = []  # every attempt, in order, while being graded
-
-
 def save_for_grader(exercise_id: str, submission: dict) -> None:
-    """While graded (``COURSE_GRADING_DIR`` set), keep every attempt in memory; the grader
-    asks for them with :func:`dump_for_grader` only after the notebook's own cells ran, into a
-    folder it creates then (so no cell can pre-fill it)."""
-    if os.environ.get(GRADING_ENV):
-        _grader_log.append((exercise_id, submission))
+    """While graded (``COURSE_GRADING_DIR`` names the grader's answer channel), send this
+    attempt to the grader at once. The grader keeps what arrives, in order: an attempt, once
+    sent, cannot be taken back or rewritten by a later cell (``--first-attempt`` grades
+    what the grader saw first)."""
+    send_to_grader({"exercise_id": exercise_id, "submission": submission})
 
 
-_grader_hints: list[tuple[str, int | str]] = []  # the hints shown while being graded
+def note_hint_for_grader(exercise_id: str, tier: int) -> None:
+    """While graded: tell the grader that hint ``tier`` of ``exercise_id`` was shown (0: the
+    full solution was asked for). Reported as the kernel said it; it changes no score."""
+    send_to_grader({"exercise_id": exercise_id, "hint": int(tier)})
 
 
-def save_hint_for_grader(exercise_id: str, tier: int | str) -> None:
-    """While graded, note a hint shown: its tier (1, 2, ...), ``"solution"`` or ``"mistake"``
-    (the hint about the last answer's diagnosed mistake). The grader reports these as the
-    notebook's own account (:func:`read_hint_log`): the kernel could write anything here."""
-    if os.environ.get(GRADING_ENV):
-        _grader_hints.append((str(exercise_id), tier))
+CHANNEL_MAGIC = b"CGA3"  # starts every frame of the answer channel
+MAX_FRAME_BYTES = 64 * 2**20  # one attempt, serialised; the grader refuses larger ones
 
 
-LOG_FORMAT = 2  # the grader's answer log: each attempt saved on its own
-HINT_LOG = "hints.json"  # beside log.pt: the hints shown, as plain JSON (never unpickled)
-HINT_LOG_LIMIT = 10_000  # hint entries the grader reads at most
-
-
-def dump_for_grader(folder: str | os.PathLike) -> None:
-    """Write the attempts kept by ``check`` into ``folder`` (called by the grader only).
-    Each attempt is saved on its own, so one that cannot be read safely costs only itself."""
+def encode_frame(entry: dict) -> bytes:
+    """One entry of the answer channel: magic, the 8-byte length of the rest, the exercise id
+    (2-byte length, UTF-8), then ``torch.save`` of ``entry`` (an attempt that cannot be
+    saved is sent as the reason; one that cannot be loaded keeps its id: only it is lost)."""
     import io
 
     import torch
 
-    attempts: list[tuple[str, bytes | str]] = []
-    for exercise_id, submission in _grader_log:
-        buffer = io.BytesIO()
-        try:
-            torch.save(submission, buffer)
-            attempts.append((exercise_id, buffer.getvalue()))
-        except Exception as err:
-            attempts.append((exercise_id, f"could not be saved ({type(err).__name__})"))
-    torch.save({"format": LOG_FORMAT, "attempts": attempts}, Path(folder) / "log.pt")
-    import json
-
-    hints = [[exercise_id, tier] for exercise_id, tier in _grader_hints[:HINT_LOG_LIMIT]]
-    (Path(folder) / HINT_LOG).write_text(json.dumps(hints), encoding="utf-8")
-
-
-def read_hint_log(folder: str | os.PathLike) -> list[tuple[str, int | str]]:
-    """``(exercise id, tier)`` for each hint the notebook says it showed (see
-    :func:`save_hint_for_grader`); entries of any other shape are dropped, and a missing
-    or unreadable file is no hints."""
-    import json
-
-    path = Path(folder) / HINT_LOG
+    exercise_id = str(entry.get("exercise_id", ""))
+    buffer = io.BytesIO()
     try:
-        with open(path, "rb") as file:
-            data = json.loads(file.read(64 * HINT_LOG_LIMIT + 2).decode("utf-8"))
-    except (OSError, ValueError):
-        return []
-    if not isinstance(data, list):
-        return []
-    hints = []
-    for item in data[:HINT_LOG_LIMIT]:
-        if isinstance(item, list) and len(item) == 2 and isinstance(item[0], str):
-            tier = item[1]
-            if (isinstance(tier, int) and not isinstance(tier, bool) and tier > 0) or tier in (
-                "solution",
-                "mistake",
-            ):
-                hints.append((item[0], tier))
-    return hints
+        torch.save(entry, buffer)
+    except Exception as err:
+        buffer = io.BytesIO()
+        reason = f"could not be saved ({type(err).__name__})"
+        torch.save({"exercise_id": exercise_id, "unsaved": reason}, buffer)
+    name = exercise_id.encode("utf-8", "backslashreplace")[:65535]
+    rest = len(name).to_bytes(2, "big") + name + buffer.getvalue()
+    return CHANNEL_MAGIC + len(rest).to_bytes(8, "big") + rest
 
 
-def read_grader_log(path: str | os.PathLike) -> list[tuple[str, Any]]:
-    """``(exercise id, submission)`` for each attempt of a log written by
-    :func:`dump_for_grader`, in order. An attempt that cannot be loaded safely comes back as
-    a text saying why (only that attempt is lost). ``ValueError`` for a log of another
-    layout; whatever ``torch.load`` raises for a file that is no log at all."""
+def send_to_grader(entry: dict) -> None:
+    """Write ``entry`` to the answer channel, a FIFO the grading worker reads as the kernel
+    runs. Outside grading (no channel, or one that is not a FIFO) nothing happens."""
+    import stat
+
+    channel = os.environ.get(GRADING_ENV, "")
+    if not channel:
+        return
+    try:
+        handle = os.open(channel, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:
+        return  # nobody reads it: not being graded
+    try:
+        if not stat.S_ISFIFO(os.fstat(handle).st_mode):
+            return
+        os.set_blocking(handle, True)
+        view = memoryview(encode_frame(entry))
+        while view:
+            view = view[os.write(handle, view) :]
+    except OSError:
+        pass
+    finally:
+        os.close(handle)
+
+
+def frame_length(head: bytes) -> int | None:
+    """The payload length a frame header (12 bytes) announces; None if it is no header."""
+    if len(head) < 12 or head[:4] != CHANNEL_MAGIC:
+        return None
+    return int.from_bytes(head[4:12], "big")
+
+
+def read_grader_log(data: bytes) -> tuple[list[tuple[str, Any]], dict[str, tuple[int, bool]]]:
+    """The attempts, in order (``(exercise id, submission)``), and per exercise the highest
+    hint tier shown and whether the solution was, from the frames the grading worker
+    collected. An attempt that cannot be loaded safely comes back as a text saying why (only
+    that attempt is lost). ``ValueError`` when the frames themselves are malformed."""
     import io
 
-    data = load_submission(path)
-    items = data.get("attempts") if isinstance(data, dict) else None
-    if data.get("format") != LOG_FORMAT or not isinstance(items, list):
-        raise ValueError("unexpected layout")
-    attempts = []
-    for item in items:
-        if not (isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str)):
+    attempts: list[tuple[str, Any]] = []
+    hints: dict[str, tuple[int, bool]] = {}
+    view, at = memoryview(data), 0
+    while at < len(view):
+        size = frame_length(bytes(view[at : at + 12]))
+        if size is None or size > MAX_FRAME_BYTES or at + 12 + size > len(view) or size < 2:
+            raise ValueError("a malformed frame")
+        rest = bytes(view[at + 12 : at + 12 + size])
+        at += 12 + size
+        length = int.from_bytes(rest[:2], "big")
+        exercise_id = rest[2 : 2 + length].decode("utf-8", "replace")
+        try:
+            entry = load_submission(io.BytesIO(rest[2 + length :]))
+        except Exception as err:
+            attempts.append((exercise_id, f"unreadable ({type(err).__name__})"))
             continue
-        exercise_id, saved = item
-        if isinstance(saved, bytes):
-            try:
-                attempts.append((exercise_id, load_submission(io.BytesIO(saved))))
-            except Exception as err:
-                attempts.append((exercise_id, f"unreadable ({type(err).__name__})"))
+        if not isinstance(entry, dict) or entry.get("exercise_id") != exercise_id:
+            attempts.append((exercise_id, "unreadable (its id disagrees with its frame)"))
+        elif "hint" in entry:
+            tier = entry["hint"]
+            if isinstance(tier, int) and not isinstance(tier, bool) and 0 <= tier <= 100:
+                highest, solution = hints.get(exercise_id, (0, False))
+                hints[exercise_id] = (max(highest, tier), solution or tier == 0)
+        elif "submission" in entry:
+            attempts.append((exercise_id, entry["submission"]))
         else:
+            saved = entry.get("unsaved")
             attempts.append((exercise_id, saved if isinstance(saved, str) else "unreadable"))
-    return attempts
+    return attempts, hints
 
 
 def submission_path(folder: str | os.PathLike, exercise_id: str) -> Path:

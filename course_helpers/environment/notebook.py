@@ -65,9 +65,13 @@ def setup_notebook(
     import torch
 
     from course_helpers.environment.device import get_device
-    from course_helpers.errors import CourseError
+    from course_helpers.errors import CourseError, require_flag, require_whole_number
 
     seed = checked_seed(seed, "setup_notebook", 2**32)  # numpy's limit
+    # a negative precision was accepted and broke every later print of a tensor
+    precision = require_whole_number(precision, "precision", "setup_notebook", 0, 16)
+    require_flag(deterministic, "deterministic", "setup_notebook")
+    require_flag(compact_errors, "compact_errors", "setup_notebook")
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)

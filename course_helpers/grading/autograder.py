@@ -5,7 +5,10 @@ image build) and ``run_autograder`` (run once per submission, from ``/autograder
 root; the submission is in ``/autograder/submission`` and the results go to
 ``/autograder/results/results.json`` (Gradescope's autograder specification). The bundle
 holds those two scripts and ``course/``: the package, the solution notebooks (the grader
-scores a notebook on its lesson's full list of exercises) and the pinned versions.
+scores a notebook on its lesson's full list of exercises) and the pinned versions. A bundle
+grades one assignment (``--assignment``, e.g. ``01_tensors``): each of its exercises counts
+once, at its best result in the submission, so copies of a notebook or another lesson's
+notebook add nothing.
 
 ``AUTOGRADER_ROOT`` and ``COURSE_PYTHON`` move ``/autograder`` and the course's Python, so
 the same script runs in a test against a temporary folder.
@@ -46,6 +49,7 @@ set -uo pipefail
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
 PYTHON="${COURSE_PYTHON:-/opt/course/bin/python}"
 RESULTS="$ROOT/results/results.json"
+ASSIGNMENT=@ASSIGNMENT@
 mkdir -p "$ROOT/results"
 rm -f "$RESULTS"
 export OMP_NUM_THREADS=1
@@ -57,7 +61,7 @@ if [ "${#notebooks[@]}" -eq 0 ]; then  # the grader refuses an empty batch: say 
     exit 0
 fi
 "$PYTHON" -m course_helpers grade "$ROOT/submission" --jobs 1 \
-    --results-format gradescope --results "$RESULTS"
+    --results-format gradescope --assignment "$ASSIGNMENT" --results "$RESULTS"
 status=$?
 # 0 and 1 are verdicts (every exercise passed, or not); anything else is the grader failing,
 # which must still leave a results file that says so instead of an empty score
@@ -70,9 +74,15 @@ exit 0
 """
 
 
-def build(target: Path, zip_it: bool = False) -> Path:
-    """Write the bundle into ``target`` (a new or empty folder); with ``zip_it``, also
-    ``target.zip`` with the scripts at its root, as Gradescope expects."""
+def build(target: Path, assignment: str, zip_it: bool = False) -> Path:
+    """Write the bundle that grades ``assignment`` (lesson stems or numbers, comma-separated)
+    into ``target`` (a new or empty folder); with ``zip_it``, also ``target.zip`` with the
+    scripts at its root, as Gradescope expects."""
+    import shlex
+
+    from course_helpers.grading.platforms import assignment_exercises
+
+    assignment_exercises(assignment)  # a CourseError naming the lessons if it is none
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise CourseError(f"{target} exists and is not an empty folder: name a new folder.")
     course = target / "course"
@@ -82,7 +92,8 @@ def build(target: Path, zip_it: bool = False) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
     for name in COURSE_FOLDERS:
         shutil.copytree(ROOT / name, course / name, ignore=ignore)
-    for name, text in (("setup.sh", SETUP), ("run_autograder", RUN)):
+    run = RUN.replace("@ASSIGNMENT@", shlex.quote(assignment))
+    for name, text in (("setup.sh", SETUP), ("run_autograder", run)):
         (target / name).write_text(text, encoding="utf-8")
         (target / name).chmod(0o755)
     if zip_it:
@@ -96,10 +107,16 @@ def main(argv: list[str] | None = None) -> int:
         description="Build the Gradescope autograder bundle (setup.sh, run_autograder, course/).",
     )
     parser.add_argument("folder", help="a new folder for the bundle")
+    parser.add_argument(
+        "--assignment",
+        required=True,
+        metavar="LESSON",
+        help="the lesson(s) this Gradescope assignment grades, e.g. 01_tensors",
+    )
     parser.add_argument("--zip", action="store_true", help="also write FOLDER.zip to upload")
     args = parser.parse_args(argv)
     try:
-        made = build(Path(args.folder), zip_it=args.zip)
+        made = build(Path(args.folder), args.assignment, zip_it=args.zip)
     except CourseError as err:
         print(f"autograder: {err}", file=sys.stderr)
         return 2

@@ -1,25 +1,20 @@
 """Grade one notebook: which exercises it is graded on, run it in a sandboxed worker, and
-judge the answers it recorded with the full catalogue, outside the sandbox."""
+judge the answers it sent with the full catalogue, outside the sandbox."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import re
-import secrets
-import sys
-import tempfile
-import threading
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from course_helpers.checking.judges import judge
-from course_helpers.checking.submissions import GRADING_ENV, read_grader_log
-from course_helpers.grading.judging import DEFAULT_JUDGE_TIMEOUT
+from course_helpers.checking.submissions import read_grader_log
+from course_helpers.grading.judging import DEFAULT_JUDGE_TIMEOUT, refused_imports
 from course_helpers.grading.tampering import suspicious_code
-from course_helpers.grading.worker import DEFAULT_TIMEOUT, MAX_RESTARTS
-from course_helpers.records import invalid_reason
+from course_helpers.grading.worker import DEFAULT_TIMEOUT
+from course_helpers.records import MAX_RECORD_NODES, invalid_reason
 
 SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"  # the course's own answers
 
@@ -33,14 +28,15 @@ class ExerciseGrade:
     status: str
     message: str
     points: int
-    attempts: int = 0  # how many times check() ran for it
+    attempts: int = 0  # distinct answers checked (the same one re-checked counts once)
     first_attempt: str = ""  # the status of the first of them
     known: bool = True  # False: no exercise has this id (it is shown escaped, see below)
-    # each counted attempt as judged here: status, and the misconception it was diagnosed
-    # with, its evidence state and what was said of it (grading.classreport.observations)
+    misconception: str = ""  # the catalogued mistake the graded answer is ("" for none)
+    hints: int = 0  # the highest hint tier shown while graded (as the kernel said)
+    solution_shown: bool = False  # the solution was asked for while graded (ditto)
+    # each counted attempt as judged here: its status, and the misconception it was diagnosed
+    # as, its evidence state and what was said of it (grading.classreport.observations)
     tries: list = field(default_factory=list)
-    # the hints the notebook's kernel says it showed: tiers 1, 2, ..., "solution", "mistake"
-    hints: list = field(default_factory=list)
 
 
 @dataclass
@@ -49,6 +45,7 @@ class NotebookGrade:
     run: str  # "completed", "timed out", "kernel died (...)", "could not run: ..."
     exercises: list[ExerciseGrade] = field(default_factory=list)
     review: list[str] = field(default_factory=list)  # reasons to look at it ("needs review")
+    grader_error: str = ""  # the grader's own failure (its worker never started): not graded
 
     @property
     def score(self) -> int:
@@ -73,11 +70,13 @@ def exercise_ids_in(notebook) -> list[str]:
     return list(found)
 
 
-def expected_ids(notebook, path: str, solutions: Path = SOLUTIONS) -> list[str]:
+def expected_ids(notebook, path: str, solutions: Path = SOLUTIONS, also=()) -> list[str]:
     """The exercises a notebook is graded on: its own checks, then the missing ones of the
-    solution notebook of its lesson (see the module docstring)."""
+    solution notebook of its lesson (see the module docstring), then those of ``also`` (the
+    assignment a platform grades it on)."""
     found = exercise_ids_in(notebook)
     expected = dict.fromkeys(found)
+    expected.update(dict.fromkeys(also))
     if not Path(solutions).is_dir():
         return found
     stem = Path(path).stem
@@ -134,6 +133,13 @@ def load_catalogue() -> dict:
 
 _NOT_FOR_THE_GRADER = ("__main__", "pytest_plugin", ".authoring", ".testing")
 
+# what the grader and its judging processes use besides the course package
+_STANDARD = (
+    "csv", "ctypes", "hashlib", "hmac", "json", "multiprocessing.reduction", "resource",
+    "secrets", "signal", "subprocess", "xml.etree.ElementTree", "concurrent.futures",
+    "concurrent.futures.thread", "nbformat", "nbformat.v4", "warnings",
+)  # fmt: skip
+
 
 def preload() -> None:
     """Import every module the grader may need, before any submission runs: a module first
@@ -141,7 +147,7 @@ def preload() -> None:
     changed by then. Also loads the catalogue (:func:`load_catalogue`)."""
     import importlib
 
-    for name in ("csv", "json", "xml.etree.ElementTree", "nbformat", "signal", "subprocess"):
+    for name in _STANDARD:
         importlib.import_module(name)
     package = Path(__file__).resolve().parents[1]
     for path in sorted(package.rglob("*.py")):
@@ -150,6 +156,39 @@ def preload() -> None:
         if not any(part in name for part in _NOT_FOR_THE_GRADER):
             importlib.import_module(name)
     load_catalogue()
+
+
+def prepare(ids) -> None:
+    """Before any submission runs: :func:`preload`, then, for each exercise of ``ids``, build
+    its reference and its catalogued wrong answers, send them through the answer channel's
+    encoding and judge them all (:func:`judge_answers`), as a notebook's answers are judged.
+    Judging then imports nothing more (torch and the lessons import parts of themselves on
+    first use) and rebuilds nothing: the judging processes, forked after this, refuse every
+    import (``grading.judging``)."""
+    import warnings
+
+    from course_helpers.checking.submissions import collect, encode_frame
+    from course_helpers.lessons import for_exercise
+    from course_helpers.lessons.model import fresh_rng
+
+    preload()
+    known = load_catalogue()
+    wanted = [i for i in dict.fromkeys(ids) if i in known]
+    frames = [encode_frame({"exercise_id": "?", "unsaved": "unreadable"})]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for exercise in (known[i] for i in wanted):
+            builders = [lambda e=exercise: e.reference]
+            builders += [m.build_answer for m in for_exercise(exercise.id)]
+            for build in builders:
+                try:
+                    submission = collect(exercise, fresh_rng(build))
+                except Exception:  # a builder the kernel would run, not the grader's concern
+                    continue
+                frames.append(encode_frame({"exercise_id": exercise.id, "submission": submission}))
+                frames.append(encode_frame({"exercise_id": exercise.id, "hint": 1}))
+        for first in (False, True):
+            judge_answers(b"".join(frames), wanted, first)
 
 
 def grade_notebook(
@@ -164,8 +203,9 @@ def grade_notebook(
     hide: list[Path] | None = None,
     judge_server=None,
     judge_timeout: float = DEFAULT_JUDGE_TIMEOUT,
+    assignment: list[str] | tuple = (),
 ):
-    """Run one notebook in its own worker process and judge what it recorded, here.
+    """Run one notebook in its own worker process and judge the answers it sent.
 
     Never raises for a bad notebook. ``solutions``: the folder of the course's solution
     notebooks (see :func:`expected_ids`). ``first_attempt``: grade each exercise's first
@@ -173,11 +213,12 @@ def grade_notebook(
     ``hide``: folders the submission must not see (e.g. the other submissions).
     ``judge_server``: a :class:`course_helpers.grading.judging.JudgeServer`; the answers are
     then judged in a process of their own, stopped after ``judge_timeout`` seconds (without
-    one, here, with no limit).
+    one, here, with no limit). ``assignment``: exercises it is graded on in any case.
     """
-    import shutil
-
     import nbformat
+
+    from course_helpers.grading import sandbox
+    from course_helpers.grading.running import run_worker
 
     load_catalogue()
     data, refused = read_submission(path)
@@ -187,60 +228,93 @@ def grade_notebook(
         notebook = nbformat.reads(data.decode("utf-8"), as_version=4)
     except Exception as err:
         return NotebookGrade(path, f"could not run: {type(err).__name__}: {err}")
-    ids = expected_ids(notebook, path, solutions)
+    ids = expected_ids(notebook, path, solutions, assignment)
     flags = suspicious_code(notebook)
     if not ids:
         return NotebookGrade(path, "error: no recognised exercises in this notebook", [], flags)
-    base = Path(tempfile.mkdtemp(prefix="course-grading-"))
+    cells = 1 + sum(1 for c in notebook.cells if c.cell_type == "code")
+    worker = run_worker(
+        data,
+        Path(path).name,
+        cells=cells,
+        timeout=timeout,
+        kernel=kernel,
+        limits=limits or sandbox.Limits(),
+        use_sandbox=use_sandbox,
+        hide=hide or [],
+    )
+    if not worker.started:  # nothing of the notebook ran: the grader's own failure
+        why = f"not graded: the grader's worker failed before the notebook ran ({worker.run})"
+        grades = _all_errors(ids, f"{why}; this is not a verdict on the notebook.")
+        return NotebookGrade(path, worker.run, grades, flags, grader_error=worker.run)
+    args = (ids, first_attempt)
+    if judge_server is None:
+        result = judge_answers(worker.answers, *args)
+    else:
+        from course_helpers.grading.judging import JudgingFailed, JudgingTimedOut
+
+        try:
+            result = judge_server.run(worker.answers, args, judge_timeout)
+        except (JudgingTimedOut, JudgingFailed) as err:
+            return _not_judged(path, worker.run, ids, flags, err, judge_timeout)
     try:
-        work = base / secrets.token_hex(16)  # unguessable, in a folder no submission can list
-        work.mkdir(mode=0o700)
-        copy = work / Path(path).name
-        copy.write_bytes(data)  # the bytes checked above, not the path again
-        _unlistable(base)
-        token = secrets.token_hex(16)
-        run = _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide or [])
-        args = (work / token, ids, first_attempt)
-        if judge_server is None:
-            grades, problem = judge_records(*args)
-        else:
-            from course_helpers.grading.judging import JudgingFailed, JudgingTimedOut
+        grades, problem = _decode(result, ids)
+    except (KeyError, TypeError, ValueError) as err:
+        from course_helpers.grading.judging import JudgingFailed
 
-            try:
-                grades, problem = judge_server.run(args, judge_timeout)
-            except (JudgingTimedOut, JudgingFailed) as err:
-                return _not_judged(path, run, ids, flags, err, judge_timeout)
-    finally:
-        with contextlib.suppress(OSError):  # listable again, for its owner to remove it
-            os.chmod(base, 0o700)
-        shutil.rmtree(base, ignore_errors=True)  # as soon as its answers are judged
-    return NotebookGrade(path, run, grades, flags + ([problem] if problem else []))
+        failed = JudgingFailed(f"its result was malformed: {err!r}")
+        return _not_judged(path, worker.run, ids, flags, failed, judge_timeout)
+    problems = [*worker.problems, *([problem] if problem else [])]
+    return NotebookGrade(path, worker.run, grades, flags + problems)
 
 
-NOBODY = 65534  # the owner of the folders around work folders when the grader is root
-
-
-def _unlistable(folder: Path) -> None:
-    """Make ``folder`` (around one work folder) impossible to list for a submission: mode
-    0311 (its owner may create and enter, nobody may read it); when the grader is root it is
-    also given to ``nobody``, since a kernel without the sandbox is a root process whose
-    capabilities are dropped (:func:`course_helpers.grading.sandbox.preexec`), and an
-    owner could list it again with ``chmod``."""
-    os.chmod(folder, 0o311)
-    if os.geteuid() == 0:
-        os.chown(folder, NOBODY, NOBODY)
-
-
-def judge_records(record_dir: Path, ids: list[str], first_attempt: bool):
-    """The grades of ``ids`` from the answer log in ``record_dir``, and a problem with the
-    log ("" when none). Run in a judging process of its own (see ``grading.judging``)."""
-    from course_helpers.checking.submissions import read_hint_log
-
+def judge_answers(answers: bytes, ids: list[str], first_attempt: bool) -> dict:
+    """The grades of ``ids`` from the answer frames a notebook's kernels sent, and a problem
+    with them ("" when none), as plain JSON data. Run in a judging process of its own (see
+    ``grading.judging``)."""
     known = load_catalogue()
-    attempts, problem = _read_attempts(record_dir)
-    hints = read_hint_log(record_dir)
+    attempts, hints, problem = _read_attempts(answers)
     grades = [_grade_exercise(known.get(i), i, attempts, first_attempt, hints) for i in ids]
+    refused = refused_imports()
+    if refused:  # judging wanted a module nobody imported before submissions ran
+        problem = "; ".join(
+            [*([problem] if problem else []), f"the grader refused to import {refused[0]} "
+             "while judging (a grader bug, please report it): verdicts may be errors"]
+        )  # fmt: skip
+    return {"grades": [asdict(g) for g in grades], "problem": problem}
+
+
+_FIELDS = {f.name: f.type for f in fields(ExerciseGrade)}
+
+
+def _decode(result: dict, ids: list[str]) -> tuple[list[ExerciseGrade], str]:
+    """:func:`judge_answers`' result back as grades, checked field by field."""
+    from course_helpers.grading.classreport.observations import tries_from_json
+
+    types = {"str": str, "int": int, "bool": bool, "list": list}
+    grades = []
+    for item, exercise_id in zip(result["grades"], ids, strict=True):
+        if set(item) != set(_FIELDS):
+            raise ValueError(f"fields {sorted(item)}")
+        for name, kind in _FIELDS.items():
+            if type(item[name]) is not types[kind]:
+                raise TypeError(f"{name} is {type(item[name]).__name__}")
+        grade = ExerciseGrade(**{**item, "tries": tries_from_json(item["tries"])})
+        if grade.known and grade.exercise_id != exercise_id:
+            raise ValueError(f"{grade.exercise_id} for {exercise_id}")
+        grades.append(grade)
+    problem = result["problem"]
+    if not isinstance(problem, str):
+        raise TypeError("problem")
     return grades, problem
+
+
+def _all_errors(ids: list[str], message: str) -> list[ExerciseGrade]:
+    known = load_catalogue()  # an unknown id is shown escaped, as always
+    return [
+        ExerciseGrade(i, "error", message, 0) if i in known else _grade_exercise(None, i, {}, 0)
+        for i in ids
+    ]
 
 
 def _not_judged(path, run, ids, flags, err, limit) -> NotebookGrade:
@@ -252,11 +326,7 @@ def _not_judged(path, run, ids, flags, err, limit) -> NotebookGrade:
     else:
         what = f"judging failed ({err})"
     message = f"Not graded: {what}; a person should look at this notebook."
-    known = load_catalogue()  # an unknown id is shown escaped, as always
-    grades = [
-        ExerciseGrade(i, "error", message, 0) if i in known else _grade_exercise(None, i, {}, 0)
-        for i in ids
-    ]
+    grades = _all_errors(ids, message)
     return NotebookGrade(path, f"{what}: no answer graded", grades, [*flags, what])
 
 
@@ -286,160 +356,52 @@ def read_submission(path: str, limit_mb: int = MAX_NOTEBOOK_MB) -> tuple[bytes, 
     return data, ""
 
 
-def notebook_limit(timeout: int, cells: int) -> int:
-    """Seconds a whole notebook may take: each cell its timeout, a re-run for each allowed
-    kernel restart, plus start-up, but never more than 10 cell timeouts or 10 minutes
-    (whichever is longer): a cell that holds its worker cannot hold it for long."""
-    return min(timeout * cells * (1 + MAX_RESTARTS) + 120, max(10 * timeout, 600))
-
-
-OUTPUT_KEPT = 64 * 1024  # bytes of a worker's output the grader keeps (the end of it)
-
-
-def _keep_tail(stream, tail: bytearray) -> None:
-    """Read ``stream`` to its end, keeping only its last :data:`OUTPUT_KEPT` bytes."""
-    while True:
-        try:
-            chunk = stream.read1(65536)
-        except (OSError, ValueError):
-            return
-        if not chunk:
-            return
-        tail += chunk
-        if len(tail) > OUTPUT_KEPT:
-            del tail[: len(tail) - OUTPUT_KEPT]
-
-
-def _run_worker(copy, work, token, timeout, kernel, limits, use_sandbox, hide) -> str:
-    """Run the worker (see :func:`worker_main`) on ``copy``; its run status."""
-    import signal
-    import subprocess
-
-    from course_helpers.grading import sandbox
-
-    # the notebook's path comes on stdin with the token: no command line shows the folder
-    argv = [sys.executable, "-m", "course_helpers.grading.worker", "--worker"]
-    argv += ["--timeout", str(timeout), "--kernel", kernel]
-    env = kernel_environment(work)
-    cells = 1 + len(_code_cells(copy))
-    root_unsandboxed = os.geteuid() == 0 and not (use_sandbox and sandbox.bwrap_works())
-    process = subprocess.Popen(
-        sandbox.command(argv, work, hide, use_sandbox),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-        cwd=work,
-        start_new_session=True,
-        preexec_fn=sandbox.preexec(limits or sandbox.Limits(), root_unsandboxed),
-    )
-    tail = bytearray()  # the end of the worker's output only, however much it writes
-    reader = threading.Thread(target=_keep_tail, args=(process.stdout, tail), daemon=True)
-    reader.start()
-    status = ""
+def _read_attempts(answers: bytes) -> tuple[dict[str, list], dict, str]:
+    """Each exercise's submissions in order, the hints shown, and a problem with the frames
+    ("" when none)."""
     try:
-        try:
-            process.stdin.write(f"{token}\n{copy}\n".encode())
-            process.stdin.close()
-        except OSError:
-            pass
-        process.wait(timeout=notebook_limit(timeout, cells))
-    except subprocess.TimeoutExpired:
-        status = "timed out (the notebook's time limit; no answers)"
-    finally:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)  # whatever it left behind in its session
-        except (ProcessLookupError, PermissionError):
-            pass
-        process.wait()
-        reader.join(timeout=10)
-    out = bytes(tail)
-    if status:
-        return status
-    lines = out.decode(errors="replace").strip().splitlines()
-    if lines and lines[-1].startswith("run: "):
-        return lines[-1].removeprefix("run: ")
-    return f"kernel died (its worker ended with status {process.returncode})"
-
-
-# what a kernel may inherit from the grader: never the rest (tokens, passwords, keys)
-ENV_ALLOWED = (
-    "PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "VIRTUAL_ENV", "LD_LIBRARY_PATH",
-    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
-    "COURSE_DEVICE",
-)  # fmt: skip
-
-
-def kernel_environment(work: Path) -> dict[str, str]:
-    """The environment of a worker and its kernel: the names of :data:`ENV_ALLOWED` (and
-    ``LC_*``) taken from the grader's, the rest set here; nothing else of the grader's."""
-    env = {k: v for k, v in os.environ.items() if k in ENV_ALLOWED or k.startswith("LC_")}
-    env.update(
-        {
-            "JUPYTER_RUNTIME_DIR": str(work / ".jupyter"),
-            "IPYTHONDIR": str(work / ".ipython"),
-            "MPLCONFIGDIR": str(work / ".matplotlib"),
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "HOME": str(work),
-            "COURSE_PROGRESS": "off",
-        }
-    )
-    env.pop(GRADING_ENV, None)
-    return env
-
-
-def _code_cells(path) -> list:
-    import nbformat
-
-    try:
-        return [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
-    except Exception:
-        return []
-
-
-def _read_attempts(record_dir: Path) -> tuple[dict[str, list], str]:
-    """Each exercise's submissions in order, and a problem with the log ("" when none)."""
-    log = record_dir / "log.pt"
-    if not log.exists():
-        return {}, ""
-    try:
-        items = read_grader_log(log)
+        items, hints = read_grader_log(answers)
     except Exception as err:
-        return (
-            {},
-            f"the answer log is unreadable or malformed ({type(err).__name__}): nothing graded",
-        )
+        problem = f"the answers sent are malformed ({type(err).__name__}): nothing graded"
+        return {}, {}, problem
     attempts: dict[str, list] = {}
     for exercise_id, submission in items:
         attempts.setdefault(exercise_id, []).append(submission)
-    return attempts, ""
+    return attempts, hints, ""
 
 
 def _grade_exercise(
-    exercise, exercise_id: str, attempts: dict, first: bool, hints=()
+    exercise, exercise_id: str, attempts: dict, first: bool, hints: dict | None = None
 ) -> ExerciseGrade:
     if exercise is None:  # any text a learner wrote: escaped, never a row or column of its own
         shown = ascii(exercise_id)[1:-1]
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
         message = "There is no exercise with this id."
         return ExerciseGrade(shown, "error", message, 0, known=False)
+    tier, solution = (hints or {}).get(exercise.id, (0, False))
     tries = attempts.get(exercise.id, [])
     if not tries:
-        return ExerciseGrade(exercise.id, "not_attempted", "No answer was checked.", 0)
-    from course_helpers.grading.classreport.observations import hints_shown, observe
+        return ExerciseGrade(
+            exercise.id, "not_attempted", "No answer was checked.", 0,
+            hints=tier, solution_shown=solution,
+        )  # fmt: skip
+    from course_helpers.grading.classreport.observations import observe
 
-    verdicts = [_judge_one(exercise, s) for s in tries]
-    chosen = verdicts[0] if first else verdicts[-1]
+    verdicts = [_verdict(exercise, s) for s in tries]
+    index = 0 if first else len(tries) - 1
+    status, message, label = verdicts[index]
     counted = _distinct_attempts(tries, verdicts)
     return ExerciseGrade(
         exercise.id,
-        chosen[0],
-        chosen[1],
-        int(chosen[0] == "passed"),
+        status,
+        message,
+        int(status == "passed"),
         attempts=len(counted),
         first_attempt=verdicts[0][0],
+        misconception=label,  # as the judge diagnosed it (what the learner was told)
+        hints=tier,
+        solution_shown=solution,
         tries=observe(exercise.id, [tries[i] for i in counted], [verdicts[i] for i in counted]),
-        hints=hints_shown(exercise, hints),
     )
 
 
@@ -458,9 +420,49 @@ def _distinct_attempts(tries: list, verdicts: list) -> list[int]:
     return counted
 
 
-def _judge_one(exercise, submission) -> tuple[str, str, str]:
-    """(status, message, misconception label or "") for one recorded submission, rejecting
-    what collect never makes."""
+MAX_PAYLOAD_MB = 64  # tensor data one recorded answer may hold, in all
+
+
+def payload_problem(record) -> str:
+    """Why the tensors of an answer record are not what ``describe`` makes, or "": each
+    payload must own its data (contiguous, over storage at least as large as it, so never a
+    stride-0 view whose copy would be huge), and all of them together at most
+    :data:`MAX_PAYLOAD_MB` MiB. Walks at most ``MAX_RECORD_NODES`` parts."""
+    import torch
+
+    todo, seen, total = [record], 0, 0
+    while todo:
+        value = todo.pop()
+        seen += 1
+        if seen > MAX_RECORD_NODES:
+            return f"it has more than {MAX_RECORD_NODES} parts"
+        if isinstance(value, dict):
+            todo.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            todo.extend(value)
+        elif isinstance(value, torch.Tensor):
+            size = value.numel() * value.element_size()
+            stored = value.untyped_storage().nbytes() if value.layout == torch.strided else 0
+            if not value.is_contiguous() or stored < size + value.storage_offset() * (
+                value.element_size()
+            ):
+                return (
+                    f"a tensor payload of {value.numel()} elements is a view over "
+                    f"{stored} bytes of storage (describe() always copies its data)"
+                )
+            total += size
+            if total > MAX_PAYLOAD_MB * 2**20:
+                return f"its tensors hold more than {MAX_PAYLOAD_MB} MiB"
+    return ""
+
+
+def _judge_one(exercise, submission) -> tuple[str, str]:
+    """(status, message) for one recorded submission, rejecting what collect never makes."""
+    return _verdict(exercise, submission)[:2]
+
+
+def _verdict(exercise, submission) -> tuple[str, str, str]:
+    """:func:`_judge_one`, and the label of the misconception the judge diagnosed ("")."""
     if isinstance(submission, str):  # it could not be saved or loaded: only it is lost
         return "rejected", f"This recorded answer is {submission}: it could not be judged.", ""
     if not isinstance(submission, dict) or set(submission) - {
@@ -473,12 +475,9 @@ def _judge_one(exercise, submission) -> tuple[str, str, str]:
     }:
         return "rejected", "The recorded answer is malformed (not a submission made by check).", ""
     if submission.get("learner_record"):
-        return (
-            "rejected",
-            "The answer is a hand-made record (a dict shaped like the checker's).",
-            "",
-        )
-    reason = invalid_reason(submission.get("answer"))
+        why = "The answer is a hand-made record (a dict shaped like the checker's)."
+        return "rejected", why, ""
+    reason = invalid_reason(submission.get("answer")) or payload_problem(submission)
     if reason:
         return "rejected", f"The recorded answer was rejected: {reason}.", ""
     verdict = judge(exercise, submission)

@@ -1,7 +1,11 @@
 """Results in the formats of the autograding platforms instructors already use.
 
 Both platforms run one container per submission, so the results describe one submission
-(all the notebooks it holds): one test per graded exercise.
+(all the notebooks it holds), graded on one *assignment* (``--assignment``: one or more
+lessons, e.g. ``01_tensors``): one test per exercise of the assignment, worth its best result
+in any notebook of the submission. Copies of a notebook therefore add nothing, and another
+lesson's notebook (renamed or not) earns nothing here: its exercises are not the
+assignment's, and the output says they were not counted.
 
 - **Gradescope** (``--results-format gradescope``, default file
   ``/autograder/results/results.json``): the fields of Gradescope's autograder
@@ -30,8 +34,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from course_helpers.errors import CourseError
 from course_helpers.grading.classreport.model import build
-from course_helpers.grading.grade import NotebookGrade
+from course_helpers.grading.grade import ExerciseGrade, NotebookGrade
 
 FORMATS = ("gradescope", "prairielearn")
 DEFAULT_PATHS = {
@@ -40,16 +45,54 @@ DEFAULT_PATHS = {
 }
 
 
-def _summary(grades: list[NotebookGrade]) -> str:
+def assignment_exercises(names: str) -> list[str]:
+    """The exercise ids of the lessons ``names`` names (comma-separated lesson stems such as
+    ``01_tensors``, or their numbers, ``01``), in course order."""
+    from course_helpers.grading.grade import load_catalogue
+
+    catalogue = load_catalogue().values()
+    lessons = list(dict.fromkeys(e.lesson for e in catalogue))
+    wanted = [name.strip() for name in str(names).split(",") if name.strip()]
+    chosen = []
+    for name in wanted:
+        match = [lesson for lesson in lessons if name in (lesson, lesson.split("_")[0])]
+        if not match:
+            raise CourseError(
+                f"--assignment {name!r}: no lesson is called that; name one or more of "
+                f"{', '.join(lessons)} (comma-separated), e.g. --assignment 01_tensors."
+            )
+        chosen += match
+    if not chosen:
+        raise CourseError("--assignment: name the lesson(s) the submission is graded on.")
+    return [e.id for e in catalogue if e.lesson in chosen]
+
+
+def best_per_exercise(grades: list[NotebookGrade], ids: list[str] | None = None):
+    """One (notebook name, grade) per exercise of ``ids`` (by default, every known exercise
+    the notebooks were graded on, once): its best result in any of the notebooks."""
+    graded = [(nb, e) for nb in grades for e in nb.exercises if e.known]
+    ids = list(dict.fromkeys(e.exercise_id for _, e in graded)) if ids is None else ids
+    best = []
+    for exercise_id in ids:
+        found = [(Path(nb.path).name, e) for nb, e in graded if e.exercise_id == exercise_id]
+        if found:
+            best.append(max(found, key=lambda pair: pair[1].points))
+        else:
+            missing = "No notebook of this submission checked it."
+            best.append(("", ExerciseGrade(exercise_id, "not_attempted", missing, 0)))
+    return best
+
+
+def _summary(grades: list[NotebookGrade], ids: list[str] | None) -> str:
     lines = []
     for nb in grades:
         lines.append(f"{Path(nb.path).name}: {nb.score}/{nb.max_score} ({nb.run})")
         lines += [f"  needs review (a flag, not a verdict): {reason}" for reason in nb.review]
+        if ids is not None:
+            other = sorted({e.exercise_id for e in nb.exercises} - set(ids))
+            if other:
+                lines.append(f"  not counted (not exercises of this assignment): {len(other)}")
     return "\n".join(lines)
-
-
-def _tests(grades: list[NotebookGrade]) -> list[tuple[NotebookGrade, object]]:
-    return [(nb, e) for nb in grades for e in nb.exercises]
 
 
 def _observed(e) -> dict:
@@ -59,13 +102,24 @@ def _observed(e) -> dict:
         for t in e.tries
         if t.get("misconception")
     ]
-    return {"attempts": e.attempts, "misconceptions": met, "hints_reported": list(e.hints)}
+    hints = {"highest_tier": e.hints, "solution_shown": e.solution_shown}
+    return {"attempts": e.attempts, "misconceptions": met, "hints_reported": hints}
+
+
+def _class_report(best):
+    """The class report of the submission's graded result (one grade per exercise)."""
+    return build([NotebookGrade("submission", "completed", [e for _, e in best])])
 
 
 IMAGE_LIMIT = 600_000  # bytes of base64 picture at most: PrairieLearn takes 1 MB in all
 
 
-def to_gradescope(grades: list[NotebookGrade], seconds: float = 0.0) -> dict:
+def to_gradescope(
+    grades: list[NotebookGrade], seconds: float = 0.0, ids: list[str] | None = None
+) -> dict:
+    """Gradescope's results for one submission graded on the exercises ``ids`` (see
+    :func:`best_per_exercise`)."""
+    best = best_per_exercise(grades, ids)
     tests = [
         {
             "score": e.points,
@@ -73,34 +127,39 @@ def to_gradescope(grades: list[NotebookGrade], seconds: float = 0.0) -> dict:
             "status": "passed" if e.points else "failed",
             "name": e.exercise_id,
             "number": str(number),
-            "output": f"{e.status}: {e.message}",
+            "output": f"{e.status}: {e.message}" + (f" ({name})" if name else ""),
             "visibility": "visible",
             "extra_data": _observed(e),
         }
-        for number, (_, e) in enumerate(_tests(grades), start=1)
+        for number, (name, e) in enumerate(best, start=1)
     ]
     return {
-        "score": sum(nb.score for nb in grades),
+        "score": sum(e.points for _, e in best),
         "execution_time": round(seconds),
-        "output": _summary(grades) or "No notebook was found in the submission.",
+        "output": _summary(grades, ids) or "No notebook was found in the submission.",
         "visibility": "visible",
         "stdout_visibility": "hidden",  # the grader's own log, for instructors only
         "extra_data": {
             "needs_review": [r for nb in grades for r in nb.review],
-            "class_summary": build(grades).summary(),
+            "class_summary": _class_report(best).summary(),
         },
         "tests": tests,
     }
 
 
-def to_prairielearn(grades: list[NotebookGrade]) -> dict:
-    total = sum(nb.max_score for nb in grades)
-    if not total:  # nothing recognised: not the learner's attempt lost, an invalid upload
+def to_prairielearn(grades: list[NotebookGrade], ids: list[str] | None = None) -> dict:
+    """PrairieLearn's results for one submission graded on the exercises ``ids`` (see
+    :func:`best_per_exercise`)."""
+    recognised = any(e.known and (ids is None or e.exercise_id in ids) for nb in grades
+                     for e in nb.exercises)  # fmt: skip
+    if not recognised:  # nothing recognised: not the learner's attempt lost, an invalid upload
         return {
             "gradable": False,
-            "format_errors": [_summary(grades) or "No exercise notebook was submitted."],
+            "format_errors": [_summary(grades, ids) or "No exercise notebook was submitted."],
         }
-    report = build(grades)
+    best = best_per_exercise(grades, ids)
+    score = sum(e.points for _, e in best)
+    report = _class_report(best)
     images = []
     if report.exercises:
         import base64
@@ -112,27 +171,38 @@ def to_prairielearn(grades: list[NotebookGrade]) -> dict:
             images.append({"label": "Class summary", "url": f"data:image/png;base64,{picture}"})
     return {
         "gradable": True,
-        "score": sum(nb.score for nb in grades) / total,
+        "score": score / len(best),
         "images": images,
-        "message": f"{sum(nb.score for nb in grades)} of {total} exercises passed.",
-        "output": _summary(grades),
+        "message": f"{score} of {len(best)} exercises passed.",
+        "output": _summary(grades, ids),
         "tests": [
             {
                 "name": e.exercise_id,
-                "description": f"{Path(nb.path).name}: exercise {e.exercise_id}",
+                "description": f"{name or 'no notebook'}: exercise {e.exercise_id}",
                 "points": e.points,
                 "max_points": 1,
                 "message": e.status,
                 "output": e.message,
             }
-            for nb, e in _tests(grades)
+            for name, e in best
         ],
     }
 
 
-def write_results(grades: list[NotebookGrade], form: str, path: str, seconds: float) -> None:
-    """Write the platform's results file, making its folder (neither platform makes it)."""
-    data = to_gradescope(grades, seconds) if form == "gradescope" else to_prairielearn(grades)
+def write_results(
+    grades: list[NotebookGrade], form: str, path: str, seconds: float, ids=None
+) -> None:
+    """Write the platform's results file, making its folder (neither platform makes it).
+    Written to a new file that then replaces the old one: a process that held the old one
+    open cannot write into the new one."""
+    import os
+
+    if form == "gradescope":
+        data = to_gradescope(grades, seconds, ids)
+    else:
+        data = to_prairielearn(grades, ids)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    partial = target.with_name(f".{target.name}.{os.getpid()}.part")
+    partial.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(partial, target)

@@ -20,10 +20,30 @@ def safe_text(text: str, limit: int = 200) -> str:
 
 
 def _csv_cell(value):
-    """A spreadsheet reads a cell starting with = + - @ (or a tab/CR) as a formula."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
+    """A spreadsheet reads a cell starting with = + - @ (or a tab/CR) as a formula: such a
+    cell gets a leading ``'``. Control characters and lone surrogates (a file name that is
+    not UTF-8) are written as their escapes (``\\x1b``), as in the score table."""
+    if isinstance(value, str):
+        if not value.isprintable():
+            value = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in value)
+        if value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+            return "'" + value
     return value
+
+
+def _xml_text(value) -> str:
+    """``value`` with every character XML 1.0 cannot hold (control characters, lone
+    surrogates, U+FFFE/U+FFFF) written as its escape: the report stays well-formed."""
+    text = str(value)
+    return "".join(
+        c
+        if c in "\t\n\r"
+        or "\x20" <= c <= "\ud7ff"
+        or "\ue000" <= c <= "\ufffd"
+        or c >= "\U00010000"
+        else ascii(c)[1:-1]
+        for c in text
+    )
 
 
 def score_table(grades: list[NotebookGrade]) -> str:
@@ -51,50 +71,55 @@ def score_table(grades: list[NotebookGrade]) -> str:
     return "\n".join(lines)
 
 
-def to_json(grades: list[NotebookGrade], keys: list[str] | None = None, shard=None) -> str:
-    """The full report: every notebook and exercise, and which shard of which split this run
-    was (``grade merge`` reads these back; see ``grading.shards``). ``keys`` are the
-    submissions' shard keys, by default their file names."""
+def to_json(
+    grades: list[NotebookGrade], keys: list[str] | None = None, shard=None, key=None
+) -> str:
+    """The full report: every notebook and exercise, which shard of which split this run
+    was (``grade merge`` reads these back; see ``grading.shards``), signed with ``key``
+    (a :class:`course_helpers.grading.signing.Key`; a key of this call only if None).
+    ``keys`` are the submissions' shard keys, by default their file names."""
     from course_helpers.grading.shards import report_header
+    from course_helpers.grading.signing import run_key
 
     keys = keys if keys is not None else [Path(nb.path).name for nb in grades]
     data = {
         **report_header(shard),
         "notebooks": [
-            {**asdict(nb), "key": key, "score": nb.score, "max_score": nb.max_score}
-            for nb, key in zip(grades, keys, strict=True)
+            {**asdict(nb), "key": name, "score": nb.score, "max_score": nb.max_score}
+            for nb, name in zip(grades, keys, strict=True)
         ],
         "score": sum(nb.score for nb in grades),
         "max_score": sum(nb.max_score for nb in grades),
     }
-    return json.dumps(data, indent=2, ensure_ascii=False)
+    return json.dumps((key or run_key()).sign(data), indent=2)
 
 
 def to_junit(grades: list[NotebookGrade]) -> str:
     from xml.etree import ElementTree as ET
 
     root = ET.Element("testsuites", name="course grading")
+    x = _xml_text
     for nb in grades:
         failed = sum(1 for e in nb.exercises if e.status in ("failed", "not_attempted"))
         errors = sum(1 for e in nb.exercises if e.status in ("error", "rejected"))
         suite = ET.SubElement(
             root,
             "testsuite",
-            name=nb.path,
+            name=x(nb.path),
             tests=str(len(nb.exercises)),
             failures=str(failed),
             errors=str(errors),
         )
         properties = ET.SubElement(suite, "properties")
-        properties.append(ET.Element("property", name="run", value=nb.run))
+        properties.append(ET.Element("property", name="run", value=x(nb.run)))
         for reason in nb.review:
-            properties.append(ET.Element("property", name="needs_review", value=reason))
+            properties.append(ET.Element("property", name="needs_review", value=x(reason)))
         for e in nb.exercises:
-            case = ET.SubElement(suite, "testcase", classname=nb.path, name=e.exercise_id)
+            case = ET.SubElement(suite, "testcase", classname=x(nb.path), name=x(e.exercise_id))
             if e.status in ("error", "rejected"):
-                ET.SubElement(case, "error", message=e.status).text = e.message
+                ET.SubElement(case, "error", message=x(e.status)).text = x(e.message)
             elif e.status != "passed":
-                ET.SubElement(case, "failure", message=e.status).text = e.message
+                ET.SubElement(case, "failure", message=x(e.status)).text = x(e.message)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
@@ -109,7 +134,8 @@ def to_csv(grades: list[NotebookGrade]) -> str:
     ids = list(dict.fromkeys(e.exercise_id for nb in grades for e in nb.exercises if e.known))
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["notebook", *ids, "score", "max_score", "run", "needs_review"])
+    header = ["notebook", *ids, "score", "max_score", "run", "needs_review"]
+    writer.writerow([_csv_cell(v) for v in header])
     for nb in grades:
         points = {e.exercise_id: e.points for e in nb.exercises}
         unknown = [f"unknown exercise {e.exercise_id}" for e in nb.exercises if not e.known]
@@ -118,10 +144,28 @@ def to_csv(grades: list[NotebookGrade]) -> str:
     return buffer.getvalue()
 
 
+GRADER_FAILED = 3  # exit status: the grader could not grade (see :func:`grader_failure`)
+
+
 def exit_status(grades: list[NotebookGrade]) -> int:
-    """0 when every notebook ran to the end and every exercise passed, else 1."""
+    """0 when every notebook ran to the end and every exercise passed; 1 when some did not
+    (a verdict); :data:`GRADER_FAILED` when the grader itself failed on some notebook (its
+    worker never started it: no verdict; see :func:`grader_failure`)."""
+    if any(nb.grader_error for nb in grades):
+        return GRADER_FAILED
     ok = all(
         nb.run == "completed" and nb.exercises and all(e.points for e in nb.exercises)
         for nb in grades
     )
     return 0 if ok else 1
+
+
+def grader_failure(grades: list[NotebookGrade]) -> str:
+    """The reason, when every notebook that reached a worker saw that worker fail before
+    the notebook ran, the same way: the grader's setup is broken (e.g. the course cannot be
+    imported where the worker runs), not a class of zeros. "" otherwise."""
+    reached = [nb for nb in grades if nb.grader_error or nb.exercises]
+    reasons = {nb.grader_error for nb in reached}
+    if reached and len(reasons) == 1 and "" not in reasons:
+        return reasons.pop()
+    return ""

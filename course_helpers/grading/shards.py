@@ -2,14 +2,16 @@
 
 ``grade PATH... --shard I/N`` grades shard I of N (1 ≤ I ≤ N). A submission's shard depends
 only on its *key*, its path relative to the PATH argument that found it, with that argument's
-own name in front (``subs/alice.ipynb`` for ``grade /mnt/x/subs``; a notebook given as a file
-is keyed by its file name). Shard = SHA-256 of the key, as a number, modulo N, plus 1. So every
+own name in front (``subs/alice.ipynb`` for ``grade /mnt/x/subs``, and
+``submitted/alice/ps1/01_tensors.ipynb`` in nbgrader's layout; a notebook given as a file is
+keyed by its file name). Shard = SHA-256 of the key, as a number, modulo N, plus 1. So every
 submission lands in exactly one shard, and the split is the same on every machine, whatever
 the mount point, the order of the listing, or which other submissions exist.
 
-``grade merge RESULT.json...`` reads the ``--json`` reports of the shards, checks that they
-are shards 1..N of one split, each exactly once, with no submission in two of them, and writes
-the same reports a single run would (``--json``, ``--csv``, ``--junit``, ``--results-format``).
+``grade merge RESULT.json...`` reads the ``--json`` reports of the shards, checks that each
+was signed with the instructor's key (``grading.signing``) and that they are shards 1..N of
+one split, each exactly once, with no submission in two of them, and writes the same reports
+a single run would (``--json``, ``--csv``, ``--junit``, ``--results-format``).
 """
 
 from __future__ import annotations
@@ -20,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course_helpers.errors import CourseError
-from course_helpers.grading.classreport.observations import hints_from_json, tries_from_json
+from course_helpers.grading.classreport.observations import tries_from_json
 from course_helpers.grading.grade import ExerciseGrade, NotebookGrade
 
 # the ``--json`` report's format, written into every report and checked by the merge
-REPORT_FORMAT = 2
+REPORT_FORMAT = 3
 
 
 @dataclass(frozen=True)
@@ -63,16 +65,43 @@ def shard_of(key: str, count: int) -> int:
 
 def keyed_paths(paths: list[str]) -> list[tuple[str, str]]:
     """(path, key) for every notebook the PATH arguments name; a folder gives its ``*.ipynb``
-    files in name order, keyed ``<folder name>/<file name>``."""
+    files, in its subfolders too (nbgrader's ``submitted/<student>/<assignment>/``), in
+    name order, keyed ``<folder name>/<path below it>``. Hidden files and folders
+    (``.ipynb_checkpoints``) are skipped, and links to folders are not followed."""
     found = []
     for path in paths:
         given = Path(path)
         if given.is_dir():
             name = given.resolve().name
-            found.extend((str(p), f"{name}/{p.name}") for p in sorted(given.glob("*.ipynb")))
+            found.extend((str(given / rel), f"{name}/{rel}") for rel in _notebooks_below(given))
         else:
             found.append((path, given.name))
     return found
+
+
+def _notebooks_below(folder: Path) -> list[str]:
+    import os
+
+    found = []
+    for top, folders, files in os.walk(folder):  # never follows links to folders
+        folders[:] = sorted(f for f in folders if not f.startswith("."))
+        relative = Path(top).relative_to(folder)
+        found += [(relative / f).as_posix() for f in files if f.endswith(".ipynb") and f[:1] != "."]
+    return sorted(found, key=lambda rel: rel.split("/"))
+
+
+def repeated_key(keyed: list[tuple[str, str]]) -> str:
+    """A text naming two submissions with the same key, or "" (each key must be unique:
+    it names the submission in every report and decides its shard)."""
+    seen: dict[str, str] = {}
+    for path, key in keyed:
+        if key in seen:
+            return (
+                f"{seen[key]} and {path} are both keyed {key}: give their folders instead "
+                "(keys are the path below a folder argument) or rename one"
+            )
+        seen[key] = path
+    return ""
 
 
 # --------------------------------------------------------------------------- merge
@@ -94,41 +123,64 @@ def report_header(shard: Shard | None) -> dict:
     return {"format": REPORT_FORMAT, "shard": {"index": shard.index, "count": shard.count}}
 
 
-def read_report(path: str) -> ShardReport:
-    """A ``--json`` report, validated; ``CourseError`` naming the file and the problem."""
+_STATUSES = ("passed", "failed", "not_attempted", "error", "rejected")
+
+
+def read_report(path: str, key=None) -> ShardReport:
+    """A ``--json`` report, validated, its signature checked with ``key`` (a
+    :class:`course_helpers.grading.signing.Key`); ``CourseError`` naming the file and the
+    problem."""
+    from course_helpers.grading.signing import read_file
+
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
+        data = json.loads(read_file(path, "grading report", 1024).decode("utf-8"))
+    except (ValueError, CourseError) as err:
         raise CourseError(f"{path}: not a readable JSON grading report ({err}).") from None
     if not isinstance(data, dict) or data.get("format") != REPORT_FORMAT:
         raise CourseError(
             f"{path}: not a grading report of this version (format {REPORT_FORMAT}); write the "
             "shards' reports with 'python -m course_helpers grade ... --json FILE'."
         )
+    if key is not None:
+        problem = key.problem(data)
+        if problem:
+            raise CourseError(f"{path}: refused: {problem}.")
     try:
         shard = Shard(int(data["shard"]["index"]), int(data["shard"]["count"]))
-        grades, keys = [], []
-        for nb in data["notebooks"]:
-            exercises = [
-                ExerciseGrade(
-                    str(e["exercise_id"]),
-                    str(e["status"]),
-                    str(e["message"]),
-                    int(e["points"]),
-                    int(e.get("attempts", 0)),
-                    str(e.get("first_attempt", "")),
-                    tries=tries_from_json(e.get("tries")),
-                    hints=hints_from_json(e.get("hints")),
-                )
-                for e in nb["exercises"]
-            ]
-            grades.append(
-                NotebookGrade(str(nb["path"]), str(nb["run"]), exercises, list(nb["review"]))
-            )
-            keys.append(str(nb["key"]))
+        grades = [_notebook(nb) for nb in data["notebooks"]]
+        keys = [str(nb["key"]) for nb in data["notebooks"]]
     except (KeyError, TypeError, ValueError) as err:
         raise CourseError(f"{path}: a malformed grading report ({err!r} is wrong).") from None
     return ShardReport(path, shard, grades, keys)
+
+
+def _notebook(nb: dict) -> NotebookGrade:
+    """One notebook of a report, each field checked (a report holds what the grader wrote:
+    one point per passed exercise, nothing else)."""
+    from course_helpers.grading.grade import load_catalogue
+
+    known = load_catalogue()
+    exercises = []
+    for e in nb["exercises"]:
+        grade = ExerciseGrade(
+            str(e["exercise_id"]),
+            str(e["status"]),
+            str(e["message"]),
+            int(e["points"]),
+            int(e["attempts"]),
+            str(e["first_attempt"]),
+            bool(e["known"]) and str(e["exercise_id"]) in known,
+            str(e["misconception"]),
+            int(e["hints"]),
+            bool(e["solution_shown"]),
+            tries_from_json(e["tries"]),
+        )
+        if grade.status not in _STATUSES or grade.points != int(grade.status == "passed"):
+            raise ValueError(f"{grade.exercise_id}: {grade.points} points for {grade.status}")
+        exercises.append(grade)
+    review = [str(reason) for reason in nb["review"]]
+    path, run, error = str(nb["path"]), str(nb["run"]), str(nb["grader_error"])
+    return NotebookGrade(path, run, exercises, review, error)
 
 
 def merge(reports: list[ShardReport]) -> tuple[list[NotebookGrade], list[str]]:

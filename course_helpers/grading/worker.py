@@ -1,38 +1,127 @@
 """The grading worker: one notebook run in a fresh kernel, inside the sandbox.
 
-``python -m course_helpers.grading.worker --worker`` runs the cells of the notebook whose path
-arrives on stdin with ``COURSE_GRADING_DIR`` set, then sends one extra cell that writes the
-answers ``check`` kept into a folder whose name (a token) arrives on stdin before it. It
-prints one line, ``run: STATUS``.
+``python -m course_helpers.grading.worker --worker --report-fd N`` reads, on stdin, one JSON
+line (the notebook's file name, its size, the process limit) and the notebook's bytes, and
+writes the notebook into its working folder. It runs the cells in a fresh kernel whose
+``check`` sends every attempt, as it is made, down an answer channel (a FIFO per kernel,
+:class:`AnswerChannel`) that this worker reads while the kernel runs. At the end it kills
+every process the notebook left behind, then writes its report on file descriptor N:
+``started`` once its first kernel is up, before the notebook's first cell (a worker that
+fails earlier failed on its own: the grader's setup is broken, the notebook is not to
+blame), then ``result {json}`` and the collected frames.
+
+The worker makes itself non-dumpable: a kernel running as the same user cannot open its
+file descriptors or memory through ``/proc``, so it cannot write into the report.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import select
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from course_helpers.checking.checker import STRICT_ENV
-from course_helpers.checking.submissions import GRADING_ENV
-
-_DUMP_CELL = (
-    "import os as _os\n_os.makedirs({path!r})\n"
-    "from course_helpers.checking.submissions import dump_for_grader as _dump\n_dump({path!r})"
-)
-
+from course_helpers.checking.submissions import GRADING_ENV, frame_length
 
 DEFAULT_TIMEOUT = 60  # seconds a cell may run
 MAX_RESTARTS = 2  # kernels a notebook may kill before the rest of it is given up
+MAX_ANSWERS_MB = 64  # answer frames a notebook may send, in all; the rest is dropped
 
 
-def run_notebook(notebook, folder: Path, record_dir: Path, timeout: int, kernel: str) -> str:
-    """Execute ``notebook`` in a fresh kernel, then collect its answers into ``record_dir``.
+class AnswerChannel:
+    """The FIFOs the kernels' ``check`` writes attempts to, read here while they run.
 
-    ``check`` keeps the answers in the kernel's memory; one extra cell, sent only after the
-    notebook's own cells ran, writes them into ``record_dir``, a folder with a random name
-    that this cell creates (so no earlier cell knows where it will be, or can pre-fill it).
+    Each kernel gets a FIFO of its own (a kernel that dies mid-write leaves a partial frame
+    that is dropped, and never garbles the next kernel's). What arrives is kept in order:
+    a later cell cannot take an attempt back. At most ``limit`` bytes are kept."""
+
+    def __init__(self, folder: Path, limit: int = MAX_ANSWERS_MB * 2**20):
+        self.folder, self.limit = folder, limit
+        self.frames = bytearray()
+        self.lost = 0  # frames cut short (a kernel died while writing one) or malformed
+        self.overflow = False  # more than ``limit`` bytes were sent: the rest was dropped
+        self._count = 0
+        self._thread: threading.Thread | None = None
+
+    def open(self) -> str:
+        """A new FIFO for the next kernel; its path (the kernel's ``COURSE_GRADING_DIR``)."""
+        self._count += 1
+        path = self.folder / f".answers-{self._count}"
+        os.mkfifo(path, 0o600)
+        self._path = path
+        self._read = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        self._keep = os.open(path, os.O_WRONLY | os.O_NONBLOCK)  # no EOF between writers
+        self._pending = bytearray()
+        self._broken = False  # this kernel sent something that is not a frame
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._pump, daemon=True)
+        self._thread.start()
+        return str(path)
+
+    def _pump(self) -> None:
+        while not self._stop.is_set():
+            ready, _, _ = select.select([self._read], [], [], 0.1)
+            if ready:
+                self._take()
+
+    def _take(self) -> None:
+        """Read what is there now (never blocks), keeping whole frames."""
+        while True:
+            try:
+                chunk = os.read(self._read, 1 << 16)
+            except BlockingIOError:
+                return
+            if not chunk:
+                return
+            if self.overflow or self._broken:
+                continue  # keep reading, so that no writer blocks
+            self._pending += chunk
+            self._split()
+
+    def _split(self) -> None:
+        while len(self._pending) >= 12:
+            size = frame_length(bytes(self._pending[:12]))
+            if size is None or size > self.limit:  # garbage: the rest of this kernel's too
+                self.lost += 1
+                self._pending.clear()
+                self._broken = True
+                return
+            if len(self._pending) < 12 + size:
+                return
+            frame = self._pending[: 12 + size]
+            del self._pending[: 12 + size]
+            if len(self.frames) + len(frame) > self.limit:
+                self.overflow = True
+                self._pending.clear()
+                return
+            self.frames += frame
+
+    def close(self) -> None:
+        """After the kernel ended: take what is left, drop a frame cut short."""
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self._take()
+        if self._pending:
+            self.lost += 1
+        for handle in (self._read, self._keep):
+            os.close(handle)
+        self._path.unlink(missing_ok=True)
+        self._thread = None
+
+
+def run_notebook(
+    notebook, folder: Path, answers: AnswerChannel, timeout: int, kernel: str, ready=None
+) -> str:
+    """Execute ``notebook`` in a fresh kernel, its attempts arriving on ``answers``;
+    ``ready()`` is called once the first kernel is up, before the first cell.
+
     A cell that kills its kernel is skipped: a new kernel runs the notebook again without it
     (up to ``MAX_RESTARTS`` times), so the answers in the other cells still count.
     """
@@ -42,9 +131,8 @@ def run_notebook(notebook, folder: Path, record_dir: Path, timeout: int, kernel:
     _KillingClient = _killing_client_class()  # noqa: N806 - a class
 
     env = dict(os.environ)
-    env.update({GRADING_ENV: "1", STRICT_ENV: "0", "COURSE_PROGRESS": "off"})
-    source = nbformat.from_dict(notebook)  # a copy: the extra cell never reaches the caller
-    source.cells.append(nbformat.v4.new_code_cell(_DUMP_CELL.format(path=str(record_dir))))
+    env.update({STRICT_ENV: "0", "COURSE_PROGRESS": "off"})
+    source = nbformat.from_dict(notebook)
     crashed: list[int] = []  # numbers (from 1) of the code cells that killed a kernel
     ignored: list[int] = []  # ... of those that ignored the interrupt (the kernel was killed)
     while True:
@@ -60,11 +148,14 @@ def run_notebook(notebook, folder: Path, record_dir: Path, timeout: int, kernel:
         )
         running = 0  # 0: the kernel died before any cell ran
         code = [i for i, c in enumerate(notebook.cells) if c.cell_type == "code"]
+        env[GRADING_ENV] = answers.open()
         try:
-            # the kernel's own stdout/stderr (a cell writing to fd 1) go nowhere: only the
-            # worker's last line reaches the grader
+            # the kernel's own stdout/stderr (a cell writing to fd 1) go nowhere
             quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
             with client.setup_kernel(env=env, **quiet):
+                if ready is not None:
+                    ready()
+                    ready = None
                 for running, index in enumerate(code, start=1):
                     if running not in crashed:
                         client.execute_cell(notebook.cells[index], index)
@@ -75,8 +166,10 @@ def run_notebook(notebook, folder: Path, record_dir: Path, timeout: int, kernel:
                 ignored.append(running)
             crashed.append(running)
             if len(crashed) > MAX_RESTARTS or running in (0, len(code)):
-                return _died(crashed, gave_up=True)
+                return _died(crashed, again=False)
             continue
+        finally:
+            answers.close()
         break
     interrupted = any(
         output.get("ename") == "KeyboardInterrupt"
@@ -92,7 +185,7 @@ def run_notebook(notebook, folder: Path, record_dir: Path, timeout: int, kernel:
             f"timed out (code cell {cells} ignored the interrupt: kernel killed, "
             "run again without it, other answers kept)"
         )
-    return _died(crashed, gave_up=False) if crashed else "completed"
+    return _died(crashed) if crashed else "completed"
 
 
 def _killing_client_class():
@@ -118,30 +211,102 @@ def _killing_client_class():
     return KillingClient
 
 
-def _died(crashed: list[int], gave_up: bool) -> str:
+def _died(crashed: list[int], again: bool = True) -> str:
+    """The run status after kernels died in the code cells ``crashed`` (numbers from 1);
+    ``again``: the notebook then ran to its end without them. Answers sent before a kernel
+    died always count: they had reached the grader already."""
     if crashed == [0]:
         return "kernel died before its first cell: no answers"
     cells = ", ".join(str(n) for n in crashed)
-    if gave_up:
-        return f"kernel died (code cell {cells}): no answers"
+    if not again:
+        return f"kernel died (code cell {cells}; not run again, answers sent before it kept)"
     return f"kernel died (code cell {cells}; run again without it, other answers kept)"
 
 
-def worker_main(timeout: int, kernel: str) -> int:
-    """Inside the worker: run the notebook; the answers go to ``<folder>/<token>``. The token
-    and the notebook's path arrive on stdin, one a line, so neither is on a command line
-    another process could read."""
+def _prctl(option: int, value: int) -> None:
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+
+PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 4, 36
+
+
+def kill_descendants() -> int:
+    """Kill every process started below this one (this process is their subreaper, so
+    detached ones were handed back to it); how many were killed."""
+    import signal
+
+    killed = 0
+    for _ in range(1000):
+        children = _children(os.getpid())
+        if not children:
+            break
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except ProcessLookupError:
+                pass
+        for pid in children:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+    return killed
+
+
+def _children(parent: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
+                found.append(int(entry))
+    return found
+
+
+def worker_main(timeout: int, kernel: str, report_fd: int) -> int:
+    """Inside the worker: read the notebook from stdin, run it, report on ``report_fd``."""
+    import resource
+
     import nbformat
 
-    token = sys.stdin.readline().strip()
-    path = sys.stdin.readline().rstrip("\n")
-    folder = Path(path).resolve().parent
-    notebook = nbformat.read(path, as_version=4)
+    _prctl(PR_SET_DUMPABLE, 0)  # no kernel of this user reaches our fds through /proc
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)  # detached processes come back to us, to be killed
+    report = os.fdopen(report_fd, "wb")
+    header = json.loads(sys.stdin.buffer.readline())
+    data = sys.stdin.buffer.read(int(header["size"]))
+    processes = int(header.get("processes") or 0)
+    if processes:  # in the sandbox's user namespace this counts this notebook's processes
+        resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
+    folder = Path.cwd()
+    path = folder / Path(header["name"]).name
+    path.write_bytes(data)
+    answers = AnswerChannel(folder)
+    started = []
+
+    def ready() -> None:
+        report.write(b"started\n")
+        report.flush()
+        started.append(True)
+
+    notebook = nbformat.reads(data.decode("utf-8"), as_version=4)  # the grader read it too
     try:
-        run = run_notebook(notebook, folder, folder / token, timeout, kernel)
+        run = run_notebook(notebook, folder, answers, timeout, kernel, ready)
     except Exception as err:
+        if not started:
+            raise  # no kernel came up: the grader's failure, said by its traceback
         run = f"could not run: {type(err).__name__}: {err}"
-    print(f"run: {run}", flush=True)
+    kill_descendants()
+    result = {"run": run, "lost": answers.lost, "overflow": answers.overflow}
+    result["answers"] = len(answers.frames)
+    report.write(b"result " + json.dumps(result).encode() + b"\n")
+    report.write(bytes(answers.frames))
+    report.close()
     return 0
 
 
@@ -153,5 +318,6 @@ if __name__ == "__main__":  # the worker: python -m course_helpers.grading.worke
     _worker.add_argument("--worker", action="store_true", required=True)
     _worker.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT)
     _worker.add_argument("--kernel", default="python3")
+    _worker.add_argument("--report-fd", type=int, required=True)
     _args = _worker.parse_args()
-    sys.exit(worker_main(_args.timeout, _args.kernel))
+    sys.exit(worker_main(_args.timeout, _args.kernel, _args.report_fd))

@@ -92,10 +92,31 @@ class PictureNode:
     done: bool = False
 
 
+def _refuse_hand_made(nodes, title, notes, edge_labels, box_sizes) -> None:
+    """A clear ``CourseError`` for parts that ``draw_graph`` never builds a picture from."""
+    listed = (list, tuple)
+    ok = (
+        isinstance(nodes, listed)
+        and len(nodes) > 0
+        and all(isinstance(n, PictureNode) for n in nodes)
+        and isinstance(title, str)
+        and isinstance(notes, listed)
+        and all(isinstance(n, str) for n in notes)
+        and isinstance(edge_labels, (dict, type(None)))
+        and isinstance(box_sizes, (dict, type(None)))
+    )
+    if not ok:
+        raise CourseError(
+            "A GraphPicture is what draw_graph(output) (or replay_backward) returns: call "
+            "draw_graph(...) rather than building one by hand."
+        )
+
+
 class GraphPicture:
     """A drawn autograd graph: SVG in Jupyter, ``.source`` (DOT), ``.text()`` / ``str()``."""
 
     def __init__(self, nodes, title: str, notes=(), *, edge_labels=None, box_sizes=None):
+        _refuse_hand_made(nodes, title, notes, edge_labels, box_sizes)
         self.nodes: tuple[PictureNode, ...] = tuple(nodes)
         self.title = title
         self.notes: tuple[str, ...] = tuple(notes)

@@ -438,6 +438,9 @@ def replay_backward(
     """
     import torch
 
+    from course_helpers.errors import require_flag
+
+    require_flag(retain_graph, "retain_graph", "replay_backward")
     if isinstance(output, (list, tuple)):
         raise CourseError(
             "replay_backward replays one backward pass: pass a single tensor (e.g. the "

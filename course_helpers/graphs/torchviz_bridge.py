@@ -93,6 +93,14 @@ def torchviz_graph(output, params=None, **make_dot_options) -> TorchvizPicture:
             "torchviz walks the graph recursively and cannot draw a graph this deep "
             "(about 1,000 operations). Use draw_graph(...), which walks iteratively."
         ) from None
+    except RuntimeError as err:  # show_saved / show_attrs read saved tensors a backward freed
+        if "freed" not in str(err) and "second time" not in str(err):
+            raise
+        raise CourseError(
+            "This graph was already used by a backward() and its saved tensors are freed, "
+            "so torchviz cannot show them (show_saved / show_attrs). Run the forward "
+            "computation again to build a fresh graph, or draw it without those options."
+        ) from None
     source = dot.source
     mapping: dict[str, str] = {}
 

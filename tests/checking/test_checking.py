@@ -365,21 +365,54 @@ def test_error_kind_wrong_too_general_and_nonsense():
 # --------------------------------------------------------------------------- grading records
 
 
-def test_grading_mode_keeps_every_attempt_for_the_grader(monkeypatch, tmp_path):
+def test_grading_mode_sends_every_attempt_to_the_grader_as_it_is_made(monkeypatch, tmp_path):
+    # issue 37, item 9: attempts leave the kernel as check() makes them (a later cell cannot
+    # rewrite them); nothing is written anywhere else
+    import os
+    import threading
+
     from course_helpers.checking import submissions
 
-    monkeypatch.setenv("COURSE_GRADING_DIR", "1")
-    monkeypatch.setattr(submissions, "_grader_log", [])
+    channel = tmp_path / "answers"
+    os.mkfifo(channel)
+    reader = os.open(channel, os.O_RDONLY | os.O_NONBLOCK)
+    keep = os.open(channel, os.O_WRONLY)  # as the grading worker keeps it open
+    received = bytearray()
+    done = threading.Event()
+
+    def pump():
+        while True:
+            try:
+                chunk = os.read(reader, 1 << 16)
+            except BlockingIOError:
+                if done.is_set():
+                    return
+                done.wait(0.01)
+                continue
+            received.extend(chunk)
+
+    thread = threading.Thread(target=pump)
+    thread.start()
+    monkeypatch.setenv("COURSE_GRADING_DIR", str(channel))
     check("00.first_tensor", torch.tensor([1.0, 2.0, 4.0]))
     check("00.first_tensor", torch.tensor([1.0, 2.0, 3.0]))
     check("99.row_sums", _row_sums)
-    assert list(tmp_path.iterdir()) == []  # nothing is written while the notebook runs
-    submissions.dump_for_grader(tmp_path)
-    log = submissions.read_grader_log(tmp_path / "log.pt")
+    done.set()
+    thread.join()
+    for handle in (reader, keep):
+        os.close(handle)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["answers"]  # nothing else written
+    log, _ = submissions.read_grader_log(bytes(received))
     assert [i for i, _ in log] == ["00.first_tensor", "00.first_tensor", "99.row_sums"]
     assert not judge(exercises.get("00.first_tensor"), log[0][1]).passed
     assert judge(exercises.get("00.first_tensor"), log[1][1]).passed
     assert judge(TEST_EXERCISES["99.row_sums"], log[2][1]).passed
+    # a channel that is no FIFO (set by hand to a file) is never written to
+    plain = tmp_path / "plain.txt"
+    plain.write_text("mine")
+    monkeypatch.setenv("COURSE_GRADING_DIR", str(plain))
+    check("00.first_tensor", torch.tensor([1.0, 2.0, 3.0]))
+    assert plain.read_text() == "mine"
 
 
 def test_judge_rejects_a_submission_for_another_exercise():

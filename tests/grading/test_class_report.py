@@ -23,6 +23,7 @@ from course_helpers.grading.grade import ExerciseGrade, NotebookGrade
 from course_helpers.grading.platforms import to_gradescope, to_prairielearn
 from course_helpers.grading.reports import to_json
 from course_helpers.grading.shards import Shard, read_report
+from course_helpers.grading.signing import load_key, run_key
 from course_helpers.lessons import catalogue, get
 
 SCHEMAS = Path(__file__).parent / "schemas"
@@ -36,12 +37,19 @@ def _try(status, label="", evidence="code", said=SAID):
     return item
 
 
-def _grade(exercise_id, tries, hints=(), points=None):
+def _grade(exercise_id, tries, hints=0, solution=False):
     last = tries[-1]["status"] if tries else "not_attempted"
-    points = int(last == "passed") if points is None else points
     first = tries[0]["status"] if tries else ""
     return ExerciseGrade(
-        exercise_id, last, "a message", points, len(tries), first, tries=tries, hints=list(hints)
+        exercise_id,
+        last,
+        "a message",
+        int(last == "passed"),
+        len(tries),
+        first,
+        hints=hints,
+        solution_shown=solution,
+        tries=tries,
     )
 
 
@@ -59,7 +67,7 @@ GRADES = [
                     _try("failed", "rows and columns swapped", "absent", "4 rows (as told)."),
                     _try("passed"),
                 ],
-                hints=[1, 2, "mistake"],
+                hints=2,
             ),
             _grade(B, [_try("not_attempted")]),  # the stub: no answer
         ],
@@ -68,7 +76,7 @@ GRADES = [
     NotebookGrade(
         "subs/bo/01_tensors.ipynb",
         "completed",
-        [_grade(A, [_try("passed")], hints=[1, 2, 3, "solution"]), _grade(B, [_try("passed")])],
+        [_grade(A, [_try("passed")], 3, solution=True), _grade(B, [_try("passed")])],
     ),
     # the same mistake twice (two different wrong answers of one kind), never right
     NotebookGrade(
@@ -102,7 +110,7 @@ def test_each_figure_follows_its_definition():
     assert (a["answers"], a["wrong_answers"]) == (9, 7)
     assert a["attempts"] == {"1": 1, "2": 0, "3": 1, "4": 0, "5+": 1}
     assert a["hint_tiers"] == {"0": 1, "1": 0, "2": 1, "3": 1}
-    assert (a["solutions_shown"], a["mistake_hints"]) == (1, 1)
+    assert a["solutions_shown"] == 1
     first, second = a["misconceptions"]
     assert (first["label"], first["answers"], first["notebooks"]) == ("arange counted from 1", 3, 2)
     assert first["share_of_wrong_answers"] == round(3 / 7, 4)
@@ -184,10 +192,14 @@ def _stderr_of(argv) -> tuple[int, str]:
     return status, err.getvalue()
 
 
+def _key(tmp_path):
+    return load_key(tmp_path / "grading.key")
+
+
 def _shard_report(tmp_path, grades, name="r.json", shard=None) -> str:
     keys = [f"subs/{Path(nb.path).name}" for nb in grades]
     path = tmp_path / name
-    path.write_text(to_json(grades, keys, shard), encoding="utf-8")
+    path.write_text(to_json(grades, keys, shard, _key(tmp_path)), encoding="utf-8")
     return str(path)
 
 
@@ -202,7 +214,13 @@ def test_a_bad_class_report_folder_is_one_line_before_grading(tmp_path, case):
         "under a file": ["--class-report", str(target / "report")],
         "learners alone": ["--class-report-learners"],
     }[case]
-    for command in ([str(notebook)], ["merge", _shard_report(tmp_path, GRADES[:1])]):
+    merging = [
+        "merge",
+        _shard_report(tmp_path, GRADES[:1]),
+        "--key-file",
+        str(tmp_path / "grading.key"),
+    ]
+    for command in ([str(notebook)], merging):
         status, err = _stderr_of([*command, *argv])
         assert status == 2, err
         last = err.strip().splitlines()[-1]
@@ -212,35 +230,39 @@ def test_a_bad_class_report_folder_is_one_line_before_grading(tmp_path, case):
 
 def test_an_empty_batch_a_folder_and_another_split_are_one_line(tmp_path):
     empty = _shard_report(tmp_path, [], "empty.json")
-    status, err = _stderr_of(["merge", empty, "--class-report", str(tmp_path / "out")])
+    key = ["--key-file", str(tmp_path / "grading.key")]
+    status, err = _stderr_of(["merge", empty, *key, "--class-report", str(tmp_path / "out")])
     assert status == 2 and "no notebook was graded" in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
     with pytest.raises(CourseError, match="no notebook was graded"):
         write_class_report([], str(tmp_path / "out"))
-    status, err = _stderr_of(["merge", str(tmp_path), "--class-report", str(tmp_path / "o")])
-    assert status == 2 and "not a readable JSON grading report" in err
+    status, err = _stderr_of(["merge", str(tmp_path), *key, "--class-report", str(tmp_path / "o")])
+    assert status == 2 and str(tmp_path) in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
     one = _shard_report(tmp_path, GRADES[:1], "a.json", Shard(1, 2))
     other = _shard_report(tmp_path, GRADES[1:2], "b.json", Shard(2, 3))
-    status, err = _stderr_of(["merge", one, other, "--class-report", str(tmp_path / "o")])
+    status, err = _stderr_of(["merge", one, other, *key, "--class-report", str(tmp_path / "o")])
     assert status == 2 and "different splits" in err and len(err.strip().splitlines()) == 1
+    # a shard another grader (another key) wrote
+    foreign = tmp_path / "foreign.json"
+    foreign.write_text(to_json(GRADES[:1], ["subs/x.ipynb"], None, run_key()), encoding="utf-8")
+    status, err = _stderr_of(["merge", str(foreign), *key, "--class-report", str(tmp_path / "o")])
+    assert status == 2 and "another key" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()
 
 
 def test_merge_reads_back_the_attempts_and_refuses_a_forged_evidence_state(tmp_path):
     path = _shard_report(tmp_path, GRADES)
-    back = read_report(path).grades
+    back = read_report(path, _key(tmp_path)).grades
     assert [e.tries for nb in back for e in nb.exercises] == [
         e.tries for nb in GRADES for e in nb.exercises
     ]
-    assert [e.hints for nb in back for e in nb.exercises] == [
-        e.hints for nb in GRADES for e in nb.exercises
-    ]
     data = json.loads(Path(path).read_text())
+    data.pop("signature")
     data["notebooks"][0]["exercises"][0]["tries"][0]["evidence"] = "proven by the learner"
-    Path(path).write_text(json.dumps(data))
+    Path(path).write_text(json.dumps(_key(tmp_path).sign(data)))  # signed, yet malformed
     with pytest.raises(CourseError, match="malformed"):
-        read_report(path)
+        read_report(path, _key(tmp_path))
 
 
 def test_the_judge_names_the_misconception_it_matched():
@@ -310,11 +332,12 @@ def test_the_evidence_state_is_what_the_learner_was_told_for_every_entry():
 
 def test_the_class_summary_is_in_the_platforms_results():
     grades = GRADES[:2]
-    data = to_gradescope(grades, 3.0)
+    data = to_gradescope(grades, 3.0, [A, B])
     jsonschema.validate(data, json.loads((SCHEMAS / "gradescope-results.schema.json").read_text()))
     summary = data["extra_data"]["class_summary"]
-    assert summary["notebooks"] == 2
-    assert summary["exercises"][A]["passed"] == 2
+    # the submission's graded result: each exercise at its best notebook (ada's A, bo's B)
+    assert summary["notebooks"] == 1
+    assert summary["exercises"][A]["passed"] == 1
     assert summary["exercises"][A]["misconceptions"]["arange counted from 1"] == {
         "answers": 1,
         "with_evidence": 1,
@@ -323,9 +346,12 @@ def test_the_class_summary_is_in_the_platforms_results():
         {"misconception": "arange counted from 1", "evidence": "code"},
         {"misconception": "rows and columns swapped", "evidence": "absent"},
     ]
-    assert data["tests"][0]["extra_data"]["hints_reported"] == [1, 2, "mistake"]
+    assert data["tests"][0]["extra_data"]["hints_reported"] == {
+        "highest_tier": 2,
+        "solution_shown": False,
+    }
     assert "subs/" not in json.dumps(summary)
-    pl = to_prairielearn(grades)
+    pl = to_prairielearn(grades, [A, B])
     jsonschema.validate(pl, json.loads((SCHEMAS / "prairielearn-results.schema.json").read_text()))
     (image,) = pl["images"]
     assert image["url"].startswith("data:image/png;base64,")

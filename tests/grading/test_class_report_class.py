@@ -52,16 +52,19 @@ def _run(argv: list[str]) -> int:
 def graded(tmp_path_factory):
     out = tmp_path_factory.mktemp("class")
     made = _generator().make_class(out / "submitted", LEARNERS, ("01_tensors",), EXERCISES, 3)
-    folders = [str(f) for f in made.learner_folders]
-    graded = [*folders, "--jobs", "2", "--timeout", "60", "--json", str(out / "class.json")]
-    statuses = [_run([*graded, "--class-report", str(out / "direct")])]
+    key = ["--key-file", str(out / "grading.key")]
+    graded = [str(out / "submitted"), "--jobs", "2", "--timeout", "60", *key]
+    statuses = [
+        _run([*graded, "--json", str(out / "class.json"), "--class-report", str(out / "direct")])
+    ]
     # a run is shard 1 of 1: the merge rebuilds the report from the shard report alone
-    statuses.append(_run(["merge", str(out / "class.json"), "--class-report", str(out / "report")]))
-    return {"made": made, "out": out, "statuses": statuses, "shards": [str(out / "class.json")]}
+    merge = ["merge", str(out / "class.json"), *key, "--class-report", str(out / "report")]
+    statuses.append(_run(merge))
+    return {"made": made, "out": out, "statuses": statuses, "merge": merge[:4]}
 
 
 def _key(path: Path) -> str:
-    return f"{path.parent.name}/{path.name}"
+    return f"submitted/{path.parent.name}/{path.name}"
 
 
 def _report(folder: Path) -> dict:
@@ -188,9 +191,7 @@ def test_nothing_in_the_default_report_names_a_learner(graded):
             assert marker not in text, f"{marker!r} in {name}"
     # the same check finds the names where they were asked for: the check can fail
     named = graded["out"] / "named"
-    status = _run(
-        ["merge", *graded["shards"], "--class-report", str(named), "--class-report-learners"]
-    )
+    status = _run([*graded["merge"], "--class-report", str(named), "--class-report-learners"])
     assert status == 1
     found = _texts(named)
     learner = graded["made"].notebooks[0]

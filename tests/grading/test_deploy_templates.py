@@ -190,3 +190,34 @@ def test_the_learner_workflows_grade_step_passes_a_finished_notebook(tmp_path):
     (notebook,) = result["notebooks"]
     assert notebook["max_score"] > 5 and notebook["score"] == notebook["max_score"]
     assert "01_tensors.ipynb" in summary.read_text()
+
+
+def test_a_grader_wide_failure_fails_the_array_task(tmp_path):
+    # issue 37, item 10: when every worker died the same way (here nbclient cannot be
+    # imported where the worker runs), the run exited 1, "some exercise did not pass", and
+    # the array task succeeded, so the afterok merge ran on a class of zeros
+    broken = tmp_path / "broken" / "nbclient"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('nbclient is broken here')\n")
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    shutil.copy(FIXTURES / "correct.ipynb", subs / "ana.ipynb")
+    env = dict(
+        os.environ,
+        SUBMISSIONS=str(subs),
+        RESULTS=str(tmp_path / "results"),
+        COURSE_PYTHON=sys.executable,
+        PYTHONPATH=os.pathsep.join([str(broken.parent), *sys.path[1:]]),
+        SLURM_ARRAY_TASK_COUNT="1",
+        SLURM_ARRAY_TASK_ID="1",
+    )
+    done = subprocess.run(
+        ["bash", str(DEPLOY / "slurm" / "grade-array.sbatch")],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode != 0
+    assert "GRADER FAILURE" in done.stderr and "nbclient is broken here" in done.stderr

@@ -141,9 +141,24 @@ def test_fixtures_are_not_collected_by_nbval():
     assert os.environ.get("COURSE_GRADING_DIR") is None
 
 
-def test_a_folder_expands_to_its_notebooks_in_name_order():
+def test_a_folder_expands_to_its_notebooks_in_name_order(tmp_path):
     paths = notebook_paths([str(FIXTURES), "other.ipynb"])
-    assert [Path(p).name for p in paths] == sorted(f"{n}.ipynb" for n in NAMES) + ["other.ipynb"]
+    top = [Path(p).name for p in paths if Path(p).parent == FIXTURES]
+    assert top == sorted(p.name for p in FIXTURES.glob("*.ipynb")) and paths[-1] == "other.ipynb"
+    assert {f"{n}.ipynb" for n in NAMES} <= set(top)
+    # subfolders too (issue 37, item 8: nbgrader's submitted/<student>/<assignment>/), in
+    # name order, without hidden folders (.ipynb_checkpoints) or links to folders
+    for student in ("bob", "alice"):
+        (tmp_path / "submitted" / student / "ps1").mkdir(parents=True)
+        (tmp_path / "submitted" / student / "ps1" / "01_tensors.ipynb").write_text("{}")
+    (tmp_path / "submitted" / "alice" / "ps1" / ".ipynb_checkpoints").mkdir()
+    (tmp_path / "submitted" / "alice" / "ps1" / ".ipynb_checkpoints" / "x.ipynb").write_text("")
+    (tmp_path / "submitted" / "zed").symlink_to(FIXTURES)
+    found = notebook_paths([str(tmp_path / "submitted")])
+    assert [Path(p).relative_to(tmp_path).as_posix() for p in found] == [
+        "submitted/alice/ps1/01_tensors.ipynb",
+        "submitted/bob/ps1/01_tensors.ipynb",
+    ]
 
 
 # --------------------------------------------------------------------------- expected exercises

@@ -36,32 +36,32 @@ def test_numpy_and_enum_answers_survive_the_graders_safe_loading():
     assert type(record["value"]) is float
 
 
-def test_an_unreadable_attempt_costs_that_attempt_only(tmp_path, monkeypatch):
+def _frames(*attempts):
+    """What a kernel's check() sends down the answer channel, attempt by attempt."""
+    from course_helpers.checking.submissions import encode_frame
+
+    return b"".join(encode_frame({"exercise_id": i, "submission": s}) for i, s in attempts)
+
+
+def test_an_unreadable_attempt_costs_that_attempt_only():
     # one answer that weights_only loading refuses used to make the whole log unreadable
-    from course_helpers.checking import submissions
     from course_helpers.grading.grade import _judge_one, _read_attempts
 
     good = collect(get("00.how_to_run"), "b")
     odd = dict(collect(get("00.how_to_run"), "b"), answer=np.float32(1.0))  # not loadable
-    monkeypatch.setattr(
-        submissions, "_grader_log", [("00.how_to_run", odd), ("00.how_to_run", good)]
-    )
-    submissions.dump_for_grader(tmp_path)
-    attempts, problem = _read_attempts(tmp_path)
+    attempts, _, problem = _read_attempts(_frames(("00.how_to_run", odd), ("00.how_to_run", good)))
     assert problem == ""
     first, last = attempts["00.how_to_run"]
     assert _judge_one(get("00.how_to_run"), first)[0] == "rejected"
     assert _judge_one(get("00.how_to_run"), last) == (
         "passed",
         judge(get("00.how_to_run"), good).message,
-        "",  # no misconception
     )
 
 
-def test_the_report_counts_attempts_as_the_learners_progress_does(tmp_path, monkeypatch):
+def test_the_report_counts_attempts_as_the_learners_progress_does():
     # issue 28, item 8: a cell checked twice with the same answer is one attempt, in the
     # learner's progress and in the grader's report alike; a really different answer counts
-    from course_helpers.checking import submissions
     from course_helpers.grading.grade import _grade_exercise, _read_attempts
 
     def every_other_column(x):
@@ -73,9 +73,7 @@ def test_the_report_counts_attempts_as_the_learners_progress_does(tmp_path, monk
     exercise = get("01.every_other_column")
     answers = [every_other_column, every_other_column, fixed, fixed, every_other_column]
     log = [(exercise.id, collect(exercise, answer)) for answer in answers]
-    monkeypatch.setattr(submissions, "_grader_log", log)
-    submissions.dump_for_grader(tmp_path)  # through the log, as the grader reads them
-    attempts, _ = _read_attempts(tmp_path)
+    attempts, _, _ = _read_attempts(_frames(*log))  # through the channel, as graded
     graded = _grade_exercise(exercise, exercise.id, attempts, first=False)
     assert (graded.attempts, graded.first_attempt, graded.status) == (3, "failed", "failed")
     first_two = {exercise.id: attempts[exercise.id][:4]}

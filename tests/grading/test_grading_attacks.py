@@ -33,13 +33,15 @@ def _package_files(root: Path) -> dict[str, bytes]:
     }
 
 
-def _grade(tmp: Path, names: list[str], *extra: str) -> dict:
+def _grade(tmp: Path, names: list[str], *extra: str, links=None) -> dict:
     package = tmp / "lib" / "course_helpers"
     shutil.copytree(ROOT / "course_helpers", package, ignore=shutil.ignore_patterns("__pycache__"))
     subs = tmp / "submissions"
     subs.mkdir()
     for name in names:
         shutil.copy(ATTACKS / f"{name}.ipynb", subs)
+    for name, target in (links or {}).items():
+        (subs / name).symlink_to(target)
     env = dict(os.environ, PYTHONPATH=str(package.parent), PYTHONDONTWRITEBYTECODE="1")
     env["INSTRUCTOR_SECRET"] = SECRET
     env.pop("COURSE_GRADING_DIR", None)
@@ -72,10 +74,14 @@ def _grade(tmp: Path, names: list[str], *extra: str) -> dict:
     }
 
 
+UNSANDBOXED_ONLY = {"plants_module"}  # it grades a lesson-06 answer: heavy, and shown below
+LINKS = {"mallory.ipynb": "/dev/null"}  # issue 37, item 2
+
+
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
-    names = sorted(p.stem for p in ATTACKS.glob("*.ipynb"))
-    return _grade(tmp_path_factory.mktemp("attacks"), names)
+    names = sorted(p.stem for p in ATTACKS.glob("*.ipynb") if p.stem not in UNSANDBOXED_ONLY)
+    return _grade(tmp_path_factory.mktemp("attacks"), names, links=LINKS)
 
 
 def points(nb, exercise_id):
@@ -83,12 +89,14 @@ def points(nb, exercise_id):
 
 
 def test_the_batch_survives_and_reports_every_notebook(batch):
-    names = {p.stem for p in ATTACKS.glob("*.ipynb")}
+    names = {p.stem for p in ATTACKS.glob("*.ipynb")} - UNSANDBOXED_ONLY | {"mallory"}
     assert set(batch["by_name"]) == names
     assert batch["status"] == 1
     rows = list(csv.DictReader((batch["tmp"] / "r.csv").open()))
     assert {Path(r["notebook"]).stem for r in rows} == names
-    assert {p.stem for p in (batch["tmp"] / "each").glob("*.json")} == names
+    # one file per submission, at its key below --per-student (issue 37, item 8)
+    each = batch["tmp"] / "each" / "submissions"
+    assert {p.stem for p in each.glob("*.json")} == names
     assert f"[{len(names)}/{len(names)}]" in batch["stderr"]  # streamed progress
 
 
@@ -141,7 +149,7 @@ for name in ("solutions", ".git"):
     lesson01 = package / "lessons" / "lesson01" / "exercises.py"
     assert "x[:, ::2]" in lesson01.read_text()  # outside the sandbox: there
     done = subprocess.run(
-        sandbox.command([sys.executable, "-c", probe, str(package)], tmp_path, []),
+        sandbox.command([sys.executable, "-c", probe, str(package)], []),
         capture_output=True,
         text=True,
         check=False,
@@ -200,6 +208,7 @@ def unsandboxed(tmp_path_factory):
     # run grades first attempts: there the kernel's check() can say "passed", so the guessing
     # loop stops at the right option, and only --first-attempt denies it the point.
     names = ["edits_package", "kills_parent", "victim", "guesses_options", "plants_pyc"]
+    names += ["plants_module", "rewrites_log", "probes_proc"]  # issue 37, items 1 and 9
     tmp = tmp_path_factory.mktemp("unsandboxed")
     # --jobs 1: a changed package is attributed to exactly the submission that changed it
     return _grade(tmp, names, "--no-sandbox", "--jobs", "1", "--first-attempt")
@@ -215,6 +224,9 @@ def test_without_the_sandbox_the_package_is_restored_and_others_unharmed(unsandb
         "victim",
         "guesses_options",
         "plants_pyc",
+        "plants_module",
+        "rewrites_log",
+        "probes_proc",
     }
     edits = result["by_name"]["edits_package"]
     assert any("course package changed" in reason for reason in edits["review"])
@@ -232,7 +244,7 @@ def test_first_attempt_option_gives_guessing_no_credit(unsandboxed):
 def test_bubblewrap_is_used_where_it_works():
     line = sandbox.isolation()
     assert ("bubblewrap" in line) == sandbox.bwrap_works()
-    wrapped = sandbox.command(["python"], Path("/tmp/w"), [Path("/tmp/subs")])
+    wrapped = sandbox.command(["python"], [Path("/tmp/subs")])
     if sandbox.bwrap_works():
         assert {"--unshare-net", "--unshare-pid", "--die-with-parent"} <= set(wrapped)
         assert {"--unshare-user", "--disable-userns"} <= set(wrapped)
@@ -251,13 +263,13 @@ def test_a_python_under_tmp_stays_visible_in_the_sandbox(tmp_path, monkeypatch):
     venv.mkdir(parents=True)
     with monkeypatch.context() as patch:
         patch.setattr("sys.prefix", str(venv))
-        wrapped = sandbox.command(["python"], tmp_path / "w", [Path("/tmp/subs")])
+        wrapped = sandbox.command(["python"], [Path("/tmp/subs")])
     binds = [wrapped[i + 1] for i, arg in enumerate(wrapped) if arg == "--ro-bind"]
     assert str(venv) in binds
     assert wrapped.index(str(venv)) < wrapped.index("/tmp/subs")  # hidden folders still win
     # and a real run from this interpreter (wherever it lives) starts and answers
     done = subprocess.run(
-        sandbox.command([sys.executable, "-c", "print('up')"], tmp_path, []),
+        sandbox.command([sys.executable, "-c", "print('up')"], []),
         capture_output=True,
         text=True,
         check=False,
@@ -278,16 +290,26 @@ print("umount", libc.umount2(str(package / "lessons").encode(), 2))
 print("remount", libc.mount(None, b"/", None, 32 | 4096, None))
 print("checkout", sorted(os.listdir(package.parent)))
 print("above", sorted(os.listdir(package.parent.parent)))
+writable = []
+for folder in [*sys.path, sys.prefix, str(package), "/", "/dev", "/etc", "/usr"]:
+    try:
+        with open(os.path.join(folder or ".", "planted.py"), "w") as file:
+            file.write("planted")
+        writable.append(folder)
+    except OSError:
+        pass
+print("writable", sorted(writable))
 """
 
 
 @pytest.mark.skipif(not sandbox.bwrap_works(), reason="needs bubblewrap (apt install bubblewrap)")
 def test_the_sandbox_holds_no_capabilities_and_shows_only_what_a_kernel_needs(tmp_path):
     # issue 23, items 1 and 3: as root, bubblewrap kept CapEff 000001fffeffffff (umount2,
-    # setns, remounts) and bound the whole file system (other clones, other work folders)
+    # setns, remounts) and bound the whole file system (other clones, other work folders).
+    # Issue 37, item 1: no code folder is writable (the root and /dev neither, which were)
     package = Path(sandbox.__file__).resolve().parents[1]
     done = subprocess.run(
-        sandbox.command([sys.executable, "-c", _PROBE, str(package)], tmp_path, []),
+        sandbox.command([sys.executable, "-c", _PROBE, str(package)], []),
         capture_output=True,
         text=True,
         check=False,
@@ -304,13 +326,13 @@ def test_the_sandbox_holds_no_capabilities_and_shows_only_what_a_kernel_needs(tm
     if prefix.is_relative_to(package.parent):
         allowed.add(prefix.relative_to(package.parent).parts[0])
     assert set(shown) <= allowed, shown
-    # (a checkout under /tmp, as in a CI clone, also shows the way to the work folder the
-    # sandbox binds, tmp_path, which is under /tmp too)
+    # (a checkout under /tmp, as in a CI clone, sits in the sandbox's own /tmp, next to its
+    # work folder)
     above = package.parent.parent
-    expected = {package.parent.name}
-    if tmp_path.resolve().is_relative_to(above):
-        expected.add(tmp_path.resolve().relative_to(above).parts[0])
+    expected = {package.parent.name} | ({"work"} if above == Path("/tmp") else set())
     assert set(eval(lines["above"])) == expected  # noqa: S307
+    # the only writable places are the work folder (the probe's "" entry) and /tmp
+    assert set(eval(lines["writable"])) <= {""}, lines["writable"]  # noqa: S307
 
 
 def test_an_escape_as_root_changes_nothing_and_runs_nothing_in_the_grader(batch):
@@ -382,3 +404,53 @@ def test_in_the_sandbox_no_submission_sees_another_ones_work_folder(tmp_path, mo
     monkeypatch.setenv("TMPDIR", str(tmp_path / "grading-tmp"))
     (tmp_path / "grading-tmp").mkdir()
     assert not _read_the_other_notebook(_grade_pair(tmp_path))
+
+
+# --------------------------------------------------------------------------- issue 37
+
+
+def test_a_link_to_dev_null_among_submissions_costs_the_others_nothing(batch):
+    # item 2: the folders hidden from each sandbox came from the resolved parents of every
+    # submission, refused links included: /dev was replaced in every kernel's sandbox and
+    # every honest notebook read "could not run: No such file or directory: '/dev/null'"
+    assert batch["by_name"]["mallory"]["run"].startswith("refused: a symbolic link")
+    victim = batch["by_name"]["victim"]
+    assert victim["run"] == "completed", victim["run"]
+    assert points(victim, "00.how_to_run")["points"] == 1
+
+
+def test_a_stride_zero_record_is_refused_before_anything_copies_it(batch):
+    # item 4: a few KB of record, 400 MB once copied (answer_fingerprint's .contiguous())
+    nb = batch["by_name"]["stride_zero"]
+    first = points(nb, "00.first_tensor")
+    assert first["status"] == "rejected" and "is a view over 4 bytes" in first["message"]
+    assert batch["by_name"]["victim"]["run"] == "completed"
+
+
+def test_no_kernel_reaches_the_workers_or_the_graders_file_descriptors(batch, unsandboxed):
+    # item 1: the worker and the grader are not dumpable: a kernel of the same user cannot
+    # open their descriptors through /proc (the worker's report, the judging pipes)
+    for result in (batch, unsandboxed):
+        nb = result["by_name"]["probes_proc"]
+        assert points(nb, "00.how_to_run")["status"] == "passed", nb
+
+
+def test_a_module_planted_on_the_graders_path_never_runs_in_the_grader(unsandboxed):
+    # item 1: judging imported modules on first use (here sympy, through the reference of
+    # 06.fix_training_loop), after submissions had run: a kernel that could write a folder
+    # on the grader's path ran its code in the grader. Everything judging needs is now
+    # imported before the first submission runs, and judging refuses every later import.
+    assert not unsandboxed["payload_ran"]
+    nb = unsandboxed["by_name"]["plants_module"]
+    assert points(nb, "06.fix_training_loop")["status"] in ("failed", "error")
+    assert not any("refused to import" in reason for reason in nb["review"]), nb["review"]
+    assert points(unsandboxed["by_name"]["victim"], "00.how_to_run")["points"] == 1
+
+
+def test_first_attempt_is_what_the_grader_saw_first(unsandboxed):
+    # item 9: the notebook rewrote the attempts its kernel kept and was graded "first attempt
+    # passed"; attempts now reach the grader as check() makes them
+    nb = unsandboxed["by_name"]["rewrites_log"]
+    first = points(nb, "00.first_tensor")
+    assert (first["first_attempt"], first["status"], first["points"]) == ("failed", "failed", 0)
+    assert first["attempts"] == 2

@@ -95,7 +95,7 @@ def test_bad_limits_and_empty_batches_are_refused(tmp_path, capsys):
 
 def test_reports_are_written_as_each_notebook_finishes(tmp_path, monkeypatch, capsys):
     # item 6: a batch that never finished wrote no report, even for notebooks already graded
-    from course_helpers.grading import command
+    from course_helpers.grading import batch, command
     from course_helpers.grading.grade import NotebookGrade
 
     seen = []
@@ -111,7 +111,7 @@ def test_reports_are_written_as_each_notebook_finishes(tmp_path, monkeypatch, ca
         seen.append(json.loads(report.read_text())["notebooks"] if report.exists() else None)
         return NotebookGrade(path, "completed")
 
-    monkeypatch.setattr(command, "grade_notebook", fake_grade)
+    monkeypatch.setattr(batch, "grade_notebook", fake_grade)
     first, second = tmp_path / "a.ipynb", tmp_path / "b.ipynb"
     for path in (first, second):
         nbformat.write(nbformat.v4.new_notebook(), path)

@@ -8,12 +8,14 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
 import jsonschema
 import pytest
 
+from course_helpers.errors import CourseError
 from course_helpers.grading.autograder import build
 from course_helpers.grading.command import main
 from course_helpers.grading.grade import ExerciseGrade, NotebookGrade
@@ -78,27 +80,60 @@ def test_the_schemas_refuse_what_the_platforms_would_refuse():
 
 
 def test_grade_writes_prairielearn_results_where_asked(tmp_path):
+    # issue 37, item 6: a submission is graded on its assignment's exercises, each once:
+    # another lesson's notebook, renamed notes.ipynb, earned points in this assignment
     results = tmp_path / "grade" / "results" / "results.json"  # the folder does not exist yet
+    student = tmp_path / "student"
+    student.mkdir()
+    shutil.copy(FIXTURES / "correct.ipynb", student / "mine.ipynb")
+    shutil.copy(FIXTURES / "platform" / "other_lesson.ipynb", student / "notes.ipynb")
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         status = main(
             [
-                str(FIXTURES / "correct.ipynb"),
+                str(student),
                 "--timeout",
                 "30",
                 "--results-format",
                 "prairielearn",
+                "--assignment",
+                "00_start_here",
                 "--results",
                 str(results),
             ]
         )
     data = json.loads(results.read_text())
     jsonschema.validate(data, _schema("prairielearn"))
-    assert (status, data["score"], len(data["tests"])) == (0, 1.0, 2)
+    assert (data["score"], len(data["tests"])) == (1.0, 2)
+    assert {t["name"] for t in data["tests"]} == {"00.first_tensor", "00.how_to_run"}
+    assert "not counted" in data["output"]
+    assert status == 1  # notes.ipynb's own lesson-01 exercises did not all pass
+
+
+def test_copies_and_other_lessons_add_nothing_to_a_platform_score():
+    # issue 37, item 6: three copies of the public solution scored 30
+    from course_helpers.grading.platforms import assignment_exercises
+
+    ids = assignment_exercises("00_start_here")
+    assert ids == ["00.first_tensor", "00.how_to_run"]
+    assert assignment_exercises("00") == ids
+    right = [ExerciseGrade("00.first_tensor", "passed", "", 1)]
+    copies = [NotebookGrade(f"copy{i}.ipynb", "completed", right) for i in range(3)]
+    other = NotebookGrade("notes.ipynb", "completed", [ExerciseGrade("01.x", "passed", "", 1)])
+    data = to_gradescope([*copies, other], 1.0, ids)
+    assert data["score"] == 1 and [t["name"] for t in data["tests"]] == ids
+    pl = to_prairielearn([*copies, other], ids)
+    assert pl["score"] == 0.5 and len(pl["tests"]) == 2
+    # the best result of an exercise counts, wherever it is
+    wrong = NotebookGrade("a.ipynb", "completed", [ExerciseGrade("00.how_to_run", "failed", "", 0)])
+    good = NotebookGrade("b.ipynb", "completed", [ExerciseGrade("00.how_to_run", "passed", "", 1)])
+    assert to_gradescope([wrong, good], 0.0, ids)["score"] == 1
+    with pytest.raises(CourseError, match="no lesson is called"):
+        assignment_exercises("99_nothing")
 
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory):
-    return build(tmp_path_factory.mktemp("bundle") / "autograder", zip_it=True)
+    return build(tmp_path_factory.mktemp("bundle") / "autograder", "00_start_here", zip_it=True)
 
 
 def test_the_bundle_has_the_two_scripts_at_its_root_and_the_course(bundle):
@@ -114,11 +149,11 @@ def test_the_bundle_has_the_two_scripts_at_its_root_and_the_course(bundle):
         assert done.returncode == 0, done.stdout.decode()
 
 
-def _run_autograder(bundle: Path, root: Path, notebooks: list[str]) -> dict:
+def _run_autograder(bundle: Path, root: Path, notebooks: dict, **env_extra) -> dict:
     (root / "submission").mkdir(parents=True)
-    for name in notebooks:
-        shutil.copy(FIXTURES / name, root / "submission" / name)
-    env = dict(os.environ, AUTOGRADER_ROOT=str(root), COURSE_PYTHON=sys.executable)
+    for name, text in notebooks.items():
+        (root / "submission" / name).write_text(text)
+    env = dict(os.environ, AUTOGRADER_ROOT=str(root), COURSE_PYTHON=sys.executable, **env_extra)
     done = subprocess.run(
         ["bash", str(bundle.with_suffix("") / "run_autograder")],
         cwd=root,
@@ -132,14 +167,34 @@ def _run_autograder(bundle: Path, root: Path, notebooks: list[str]) -> dict:
 
 
 def test_run_autograder_grades_a_submission_into_gradescopes_results_file(bundle, tmp_path):
-    data = _run_autograder(bundle, tmp_path / "autograder", ["correct.ipynb"])
+    # issue 37: copies of a notebook add nothing (item 6); without bubblewrap, a blank
+    # notebook's leftover process rewrote results.json in the ~10 s after grading (item 3)
+    root = tmp_path / "autograder"
+    correct = (FIXTURES / "correct.ipynb").read_text()
+    writer = (FIXTURES / "platform" / "leaves_a_writer.ipynb").read_text()
+    target = json.dumps(str(root / "results" / "results.json"))
+    submission = {
+        "correct.ipynb": correct,
+        "copy.ipynb": correct,
+        "copy2.ipynb": correct,
+        "00_start_here.ipynb": writer.replace("@RESULTS@", target.replace('"', '\\"')),
+    }
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if not _has_bwrap(p))
+    data = _run_autograder(bundle, root, submission, PATH=path)  # as where bwrap is missing
     jsonschema.validate(data, _schema("gradescope"))
     assert data["score"] == 2
-    assert {t["name"] for t in data["tests"]} == {"00.first_tensor", "00.how_to_run"}
+    assert [t["name"] for t in data["tests"]] == ["00.first_tensor", "00.how_to_run"]
+    assert (root / "writer-started").exists()  # the leftover process did run ...
+    time.sleep(3)
+    assert json.loads((root / "results" / "results.json").read_text()) == data  # ... no more
+
+
+def _has_bwrap(folder: str) -> bool:
+    return (Path(folder) / "bwrap").exists()
 
 
 def test_run_autograder_on_an_empty_submission_still_writes_a_valid_result(bundle, tmp_path):
-    data = _run_autograder(bundle, tmp_path / "autograder", [])
+    data = _run_autograder(bundle, tmp_path / "autograder", {})
     jsonschema.validate(data, _schema("gradescope"))
     assert data["score"] == 0 and "No notebook (.ipynb) was found" in data["output"]
 
@@ -149,7 +204,7 @@ def test_a_bundle_is_never_written_over_existing_files(tmp_path):
     with contextlib.redirect_stderr(io.StringIO()) as err:
         from course_helpers.grading.autograder import main as autograder_main
 
-        assert autograder_main([str(tmp_path)]) == 2
+        assert autograder_main([str(tmp_path), "--assignment", "00_start_here"]) == 2
     assert "not an empty folder" in err.getvalue()
     assert (tmp_path / "old.txt").read_text() == "keep me"
 

@@ -13,13 +13,20 @@ from course_helpers.grading.command import main
 from course_helpers.grading.shards import Shard, keyed_paths, parse_shard, shard_of
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "grading"
-# four submissions: two right, two tampered with (each scores differently per exercise)
+# four learners in nbgrader's layout, submitted/<student>/ps1/, each handing in a notebook of
+# the same name: two right, one tampered with, one whose exercise ids are spreadsheet
+# formulas (issue 37, items 7 and 8); one student folder has a control character in its name
 SUBMISSIONS = {
     "alice": "correct",
     "bob": "tampering",
-    "carol": "correct",
-    "dave": "tampering",
+    "carol": "odd_names",
+    "dave\x1b[2J": "correct",
 }
+NOTEBOOK = "00_start_here.ipynb"
+
+
+def _key(student: str) -> str:
+    return f"submitted/{student}/ps1/{NOTEBOOK}"
 
 
 def _quiet(argv: list[str]) -> tuple[int, str, str]:
@@ -67,35 +74,33 @@ def test_keys_do_not_depend_on_where_the_folder_is_mounted(tmp_path):
 def sharded(tmp_path_factory):
     """The same batch graded as one shard and as three, each merged."""
     root = tmp_path_factory.mktemp("shards")
-    subs = root / "subs"
-    subs.mkdir()
+    subs = root / "submitted"
     for name, fixture in SUBMISSIONS.items():
-        shutil.copy(FIXTURES / f"{fixture}.ipynb", subs / f"{name}.ipynb")
-    common = [str(subs), "--timeout", "30", "--jobs", "2"]
+        (subs / name / "ps1").mkdir(parents=True)
+        shutil.copy(FIXTURES / f"{fixture}.ipynb", subs / name / "ps1" / NOTEBOOK)
+    key = root / "grading.key"  # made by the first run that names it
+    common = [str(subs), "--timeout", "30", "--jobs", "2", "--key-file", str(key)]
     runs = {}
     for count in (1, 3):
         reports = []
         for index in range(1, count + 1):
             report = root / f"shard-{index}-of-{count}.json"
-            _quiet([*common, "--shard", f"{index}/{count}", "--json", str(report)])
+            extra = ["--per-student", str(root / "each")] if count == 1 else []
+            _quiet([*common, "--shard", f"{index}/{count}", "--json", str(report), *extra])
             reports.append(report)
         merged = root / f"merged-{count}.json"
         status, table, _ = _quiet(
-            [
-                "merge",
-                *map(str, reports),
-                "--json",
-                str(merged),
-                "--csv",
-                str(root / f"{count}.csv"),
-            ]
+            ["merge", *map(str, reports), "--key-file", str(key), "--json", str(merged)]
+            + ["--csv", str(root / f"{count}.csv"), "--junit", str(root / f"{count}.xml")]
         )
         runs[count] = {
             "reports": reports,
             "merged": json.loads(merged.read_text()),
             "csv": (root / f"{count}.csv").read_text(),
+            "xml": (root / f"{count}.xml").read_text(),
             "status": status,
         }
+    runs["key"], runs["root"] = key, root
     return runs
 
 
@@ -109,10 +114,43 @@ def _results(report: dict) -> dict:
 def test_three_shards_merged_equal_one_run(sharded):
     one, three = sharded[1], sharded[3]
     assert _results(three["merged"]) == _results(one["merged"])
-    assert sorted(_results(one["merged"])) == [f"subs/{n}.ipynb" for n in sorted(SUBMISSIONS)]
+    assert sorted(_results(one["merged"])) == sorted(_key(n) for n in SUBMISSIONS)
     assert three["merged"]["score"] == one["merged"]["score"] == 4  # two full notebooks of 2
-    assert three["csv"] == one["csv"]
+    assert three["csv"] == one["csv"]  # the known flag survives the merge (issue 37, item 7)
+    assert three["xml"] == one["xml"]
     assert three["status"] == one["status"] == 1  # the tampered ones did not pass
+
+
+def test_merged_reports_escape_what_a_notebook_wrote_and_stay_well_formed(sharded):
+    # issue 37, item 7: the merge dropped the known flag, so unknown ids became unescaped
+    # header cells of the merged CSV (=HYPERLINK(...), +SUM(1;1)); a control character made
+    # grades.xml unparsable for the whole class
+    import csv as csv_module
+    from xml.etree import ElementTree
+
+    header = next(csv_module.reader(io.StringIO(sharded[3]["csv"])))
+    assert header == ["notebook", "00.first_tensor", "00.how_to_run"] + [
+        "score",
+        "max_score",
+        "run",
+        "needs_review",
+    ]
+    assert "unknown exercise =HYPERLINK" in sharded[3]["csv"]  # named in its row, quoted
+    rows = list(csv_module.reader(io.StringIO(sharded[3]["csv"])))[1:]
+    assert all(not cell.startswith(("=", "+", "-", "@")) for row in rows for cell in row)
+    suites = ElementTree.fromstring(sharded[3]["xml"].encode()).findall("testsuite")
+    assert len(suites) == 4 and any("\\x1b" in s.get("name") for s in suites)
+
+
+def test_per_student_reports_follow_the_submissions_layout(sharded):
+    # issue 37, item 8: --per-student wrote <stem>.json, so one learner's report overwrote
+    # another's (here every learner hands in 00_start_here.ipynb)
+    each = sharded["root"] / "each"
+    found = sorted(p.relative_to(each).as_posix() for p in each.rglob("*.json"))
+    assert found == sorted(_key(n).removesuffix(".ipynb") + ".json" for n in SUBMISSIONS)
+    alice = json.loads((each / "submitted" / "alice" / "ps1" / "00_start_here.json").read_text())
+    assert [nb["key"] for nb in alice["notebooks"]] == [_key("alice")]
+    assert alice["signature"]["alg"] == "hmac-sha256"
 
 
 def test_each_shard_graded_only_its_own_submissions(sharded):
@@ -123,33 +161,73 @@ def test_each_shard_graded_only_its_own_submissions(sharded):
         for nb in data["notebooks"]:
             assert shard_of(nb["key"], 3) == index
             seen.append(nb["key"])
-    assert sorted(seen) == sorted(f"subs/{n}.ipynb" for n in SUBMISSIONS)
+    assert sorted(seen) == sorted(_key(n) for n in SUBMISSIONS)
 
 
 def test_a_missing_or_repeated_shard_is_an_error_that_names_it(sharded):
     first, second, third = map(str, sharded[3]["reports"])
-    status, _, err = _quiet(["merge", first, third])
+    key = ["--key-file", str(sharded["key"])]
+    status, _, err = _quiet(["merge", first, third, *key])
     assert status == 2 and "Shard 2/3 is missing" in err
-    status, _, err = _quiet(["merge", first, second, third, second])
+    status, _, err = _quiet(["merge", first, second, third, second, *key])
     assert status == 2 and "Shard 2/3 appears more than once" in err
-    status, _, err = _quiet(["merge", first, str(sharded[1]["reports"][0])])
+    status, _, err = _quiet(["merge", first, str(sharded[1]["reports"][0]), *key])
     assert status == 2 and "different splits" in err
 
 
+def _merge_with(tmp_path, sharded, index: int, report: dict) -> tuple[int, str]:
+    """Merge the three shards, shard ``index`` replaced by ``report``."""
+    reports = list(map(str, sharded[3]["reports"]))
+    reports[index - 1] = str(tmp_path / "forged.json")
+    Path(reports[index - 1]).write_text(json.dumps(report))
+    status, _, err = _quiet(["merge", *reports, "--key-file", str(sharded["key"])])
+    return status, err
+
+
 def test_a_report_that_is_not_a_shard_report_is_refused_by_name(tmp_path, sharded):
+    from course_helpers.grading.signing import load_key
+
     bad = tmp_path / "bad.json"
     bad.write_text('{"notebooks": []}')
-    status, _, err = _quiet(["merge", str(bad)])
+    status, _, err = _quiet(["merge", str(bad), "--key-file", str(sharded["key"])])
     assert status == 2 and "bad.json" in err and "not a grading report" in err
-    # a submission that belongs to shard 3/3, presented as shard 2/3
-    alice = next(nb for nb in sharded[1]["merged"]["notebooks"] if nb["key"] == "subs/alice.ipynb")
-    forged = tmp_path / "forged.json"
-    forged.write_text(
-        json.dumps({"format": 2, "shard": {"index": 2, "count": 3}, "notebooks": [alice]})
+    # a submission that belongs to another shard, presented as shard 2/3 and signed with
+    # the instructor's own key: still refused
+    alice = next(nb for nb in sharded[1]["merged"]["notebooks"] if nb["key"] == _key("alice"))
+    index = next(i for i in (1, 2, 3) if shard_of(_key("alice"), 3) != i)
+    body = {"format": 3, "shard": {"index": index, "count": 3}, "notebooks": [alice]}
+    status, err = _merge_with(tmp_path, sharded, index, load_key(sharded["key"]).sign(body))
+    assert status == 2 and f"{_key('alice')} does not belong to shard {index}/3" in err
+
+
+def test_a_forged_or_edited_shard_is_refused(tmp_path, sharded):
+    # issue 37, item 7: a shard edited to 1000 points per exercise was merged
+    from course_helpers.grading.signing import Key, load_key
+
+    index, path = next(
+        (i, p)
+        for i, p in enumerate(sharded[3]["reports"], start=1)
+        if json.loads(p.read_text())["notebooks"]
     )
-    first, _, third = map(str, sharded[3]["reports"])
-    status, _, err = _quiet(["merge", str(forged), first, third])
-    assert status == 2 and "subs/alice.ipynb does not belong to shard 2/3" in err
+    real = json.loads(path.read_text())
+    edited = json.loads(path.read_text())
+    for exercise in edited["notebooks"][0]["exercises"]:
+        exercise.update(status="passed", points=1000)
+    status, err = _merge_with(tmp_path, sharded, index, edited)
+    assert status == 2 and "does not match its content" in err
+    unsigned = {k: v for k, v in edited.items() if k != "signature"}
+    status, err = _merge_with(tmp_path, sharded, index, unsigned)
+    assert status == 2 and "carries no signature" in err
+    stranger = Key(b"somebody else's key, not ours", "")
+    status, err = _merge_with(tmp_path, sharded, index, stranger.sign(unsigned))
+    assert status == 2 and "signed with another key" in err
+    # even signed with the right key, a report holds one point per passed exercise only
+    status, err = _merge_with(tmp_path, sharded, index, load_key(sharded["key"]).sign(unsigned))
+    assert status == 2 and "1000 points" in err
+    assert _merge_with(tmp_path, sharded, index, real)[0] == 1  # the real one still merges
+    with pytest.raises(SystemExit) as stop:  # no key named: nothing is merged
+        _quiet(["merge", *map(str, sharded[3]["reports"])])
+    assert stop.value.code == 2
 
 
 def test_a_bad_shard_argument_stops_before_grading(tmp_path):

@@ -15,7 +15,9 @@ import io
 
 PASSED, FIRST, EVIDENCE, VALUES = "#009E73", "#56B4E9", "#D55E00", "#E69F00"
 SEQUENCE = ("#009E73", "#56B4E9", "#F0E442", "#E69F00", "#D55E00", "#CC79A7", "#0072B2")
+# text kept as text in SVG; "$" in a label is a dollar sign, never mathtext
 STYLE = {"svg.fonttype": "none", "svg.hashsalt": "class-report", "font.size": 9}
+STYLE["text.parse_math"] = False
 WIDTH = 7.5  # inches
 NO_METADATA = ("Date", "Creator", "Format", "Type")  # no RDF block: the same bytes each time
 

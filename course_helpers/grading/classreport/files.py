@@ -37,8 +37,8 @@ def write(report, folder: str) -> list[Path]:
     written = {
         PAGE: page.render(report, {name: figures.svg(fig) for name, fig in made.items()}),
         DATA: json.dumps(data, indent=2, ensure_ascii=False) + "\n",
-        "lessons.csv": _stats_csv(data["lessons"]),
-        "exercises.csv": _stats_csv(data["exercises"]),
+        "lessons.csv": stats_csv(data["lessons"]),
+        "exercises.csv": stats_csv(data["exercises"]),
         "misconceptions.csv": _misconceptions_csv(data["exercises"]),
     }
     if report.learners is not None:
@@ -64,7 +64,7 @@ def _rows_csv(head: list[str], rows: list[list]) -> str:
     return buffer.getvalue()
 
 
-def _stats_csv(items: list[dict]) -> str:
+def stats_csv(items: list[dict]) -> str:
     if not items:
         return _rows_csv(["name"], [])
     scalar = [k for k, v in items[0].items() if not isinstance(v, (dict, list))]

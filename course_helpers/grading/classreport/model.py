@@ -14,7 +14,8 @@ Definitions (docs/grading.md, "The class report"):
   wrong answers to the exercise; *overcome*: the notebooks that met it and passed the
   exercise in a later answer;
 - *hint tier*: the highest numbered hint the notebook's kernel reported showing for the
-  exercise (0: none); reported by the notebook, not observed by the grader.
+  exercise (0: none), and whether it reported showing the solution; reported by the
+  notebook, not observed by the grader.
 
 Nothing here reads a notebook's path, file name, run text or review text: the default
 report counts, it does not name (``learners=True`` adds a per-notebook table, by key).
@@ -83,7 +84,6 @@ class Stats:
     attempts: Counter = field(default_factory=Counter)  # bucket -> attempted notebooks
     hint_tiers: Counter = field(default_factory=Counter)  # highest tier -> graded notebooks
     solutions: int = 0  # notebooks that reported showing the solution
-    mistake_hints: int = 0  # notebooks that reported a hint about their last answer
     misconceptions: dict = field(default_factory=dict)  # label key -> MisconceptionStats
 
     @property
@@ -114,7 +114,6 @@ class Stats:
             "attempts": {b: self.attempts[b] for b in ATTEMPT_BUCKETS},
             "hint_tiers": {str(t): self.hint_tiers[t] for t in range(max_tier + 1)},
             "solutions_shown": self.solutions,
-            "mistake_hints": self.mistake_hints,
             "misconceptions": [m.as_dict() for m in self.ranked()],
         }
 
@@ -254,10 +253,8 @@ def _add(stats: Stats, e) -> None:
     stats.graded += 1
     answers = [t for t in e.tries if t.get("status") in ANSWERED]
     stats.passed += int(e.points > 0)
-    tiers = [t for t in e.hints if isinstance(t, int)]
-    stats.hint_tiers[max(tiers, default=0)] += 1
-    stats.solutions += int("solution" in e.hints)
-    stats.mistake_hints += int("mistake" in e.hints)
+    stats.hint_tiers[e.hints] += 1
+    stats.solutions += int(e.solution_shown)
     if not answers:
         return
     stats.attempted += 1
@@ -296,7 +293,6 @@ def _roll_up(exercises: list[Stats]) -> list[Stats]:
             setattr(total, name, getattr(total, name) + getattr(s, name))
         total.wrong_answers += s.wrong_answers
         total.solutions += s.solutions
-        total.mistake_hints += s.mistake_hints
         total.attempts.update(s.attempts)
         total.hint_tiers.update(s.hint_tiers)
         for m in s.misconceptions.values():

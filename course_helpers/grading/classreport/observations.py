@@ -5,16 +5,15 @@
   label), ``"evidence"`` (``checking.mistakes.EVIDENCE_STATES``) and ``"said"`` (what the
   learner was told about it: catalogue text only, never the answer or the learner's code).
   Observed: the grader judged these answers itself.
-- ``hints``: the hints the notebook's kernel says it showed (tiers ``1, 2, ...``,
-  ``"solution"``, ``"mistake"``). Reported, not observed: the kernel could write anything,
-  so the class report labels them as the notebook's account.
+- (``hints`` and ``solution_shown``, the highest hint tier and whether the solution was
+  shown, come from the notebook's kernel (``grading.grade``): reported, not observed, so the
+  class report labels them as the notebook's account.)
 """
 
 from __future__ import annotations
 
 from course_helpers.checking.mistakes import EVIDENCE_STATES
 
-HINTS_KEPT = 50  # hint entries kept per exercise (a notebook may call hint() in a loop)
 SAID_LIMIT = 2000  # characters of a misconception's text kept (catalogue text is shorter)
 
 
@@ -33,21 +32,6 @@ def observe(exercise_id: str, submissions: list, verdicts: list) -> list[dict]:
             item["said"] = mistake.said[:SAID_LIMIT]
         tries.append(item)
     return tries
-
-
-def hints_shown(exercise, hints) -> list:
-    """The hints the notebook reported for ``exercise`` (``(exercise id, tier)`` pairs from
-    ``submissions.read_hint_log``), in order; tiers past the exercise's last are dropped."""
-    shown = []
-    for exercise_id, tier in hints:
-        if exercise_id != exercise.id:
-            continue
-        if isinstance(tier, int) and not 1 <= tier <= len(exercise.hints):
-            continue
-        shown.append(tier)
-        if len(shown) == HINTS_KEPT:
-            break
-    return shown
 
 
 def tries_from_json(value) -> list[dict]:
@@ -71,16 +55,3 @@ def tries_from_json(value) -> list[dict]:
             clean.update(misconception=label, evidence=evidence, said=said[:SAID_LIMIT])
         tries.append(clean)
     return tries
-
-
-def hints_from_json(value) -> list:
-    """``hints`` read back from a report; ``ValueError`` if malformed."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ValueError("hints is not a list")
-    for tier in value:
-        numbered = isinstance(tier, int) and not isinstance(tier, bool) and tier > 0
-        if not (numbered or tier in ("solution", "mistake")):
-            raise ValueError(f"hint tier {tier!r}")
-    return list(value[:HINTS_KEPT])
