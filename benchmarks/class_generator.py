@@ -60,6 +60,7 @@ class Candidate:
     label: str = ""  # the misconception it is diagnosed as
     evidence: str = ""  # its evidence state (checking.mistakes)
     said: str = ""  # what the learner is told about it
+    message: str = ""  # the whole verdict
     answer: object = field(default=None, repr=False)  # the value checked, here
 
 
@@ -296,6 +297,7 @@ def _judged(kernel: _Kernel, exercise, source: str, name: str) -> Candidate | No
         return None
     verdict = seen["verdict"]
     made = Candidate(exercise.id, "", source, verdict.status, verdict.misconception)
+    made.message = verdict.message
     made.answer = seen["answer"]
     mistake = describe(exercise.id, verdict.misconception, seen["submission"].get("code"))
     if mistake is not None:
@@ -387,7 +389,7 @@ def _plan(rng: random.Random, options: dict, exercise, learner: str) -> Exercise
     def free(c: Candidate) -> Candidate:  # the learner's own words
         source = wrong_cell(exercise, f"my guess, {learner}")
         source += f"check({c.exercise_id!r}, answer)\n"
-        return Candidate(c.exercise_id, "wrong", source, c.status)
+        return Candidate(c.exercise_id, "wrong", source, c.status, message=c.message)
 
     if roll < 0.08:
         plan.stub = True
@@ -502,14 +504,16 @@ def synthetic_grades(generated: GeneratedClass) -> tuple[list, list[str]]:
                     item["said"] = answer.said
                 tries.append(item)
             status = tries[-1]["status"] if tries else "not_attempted"
+            message = plan.answers[-1].message if plan.answers else "No answer was checked."
             exercises.append(
                 ExerciseGrade(
                     exercise_id,
                     status,
-                    "(synthetic)",
+                    message,
                     int(status == "passed"),
                     attempts=len(tries),
                     first_attempt=tries[0]["status"] if tries else "",
+                    misconception=plan.answers[-1].label if plan.answers else "",
                     hints=max([t for t in plan.hints if isinstance(t, int)], default=0),
                     solution_shown="solution" in plan.hints,
                     tries=tries,

@@ -103,6 +103,9 @@ def _assert_figures(report: dict, expected: dict) -> None:
 
 def test_the_grading_runs_finished(graded):
     assert graded["statuses"] == [1, 1]  # verdicts (some answers wrong), no grader failure
+    report = json.loads((graded["out"] / "class.json").read_text(encoding="utf-8"))
+    runs = {nb["key"]: nb["run"] for nb in report["notebooks"]}
+    assert set(runs.values()) == {"completed"}, runs
 
 
 def test_the_merged_class_report_has_the_generated_figures(graded):
