@@ -58,8 +58,14 @@ def explain(entry: Misconception, code: Any) -> str:
         return f"{entry.message}\nIf your code {ev.lead_in(entry.evidence)}: {entry.cause}"
     if not all(hits.values()):
         return entry.message
-    seen = ["|".join(hits[p]) for p in entry.evidence]  # the alternatives the code holds
+    seen = [_only(pattern, hits[pattern]) for pattern in entry.evidence]
     return f"{entry.message}\nYour code {ev.lead_in(seen)}: {entry.cause}"
+
+
+def _only(pattern: str, found: list[str]) -> str:
+    """``"call:detach|tensor"`` narrowed to the alternatives the code holds: ``"call:tensor"``."""
+    kind = pattern.partition(":")[0]
+    return f"{kind}:" + "|".join(hit.partition(":")[2] for hit in found)
 
 
 def _same_changes(as_reference, answer: dict) -> bool:

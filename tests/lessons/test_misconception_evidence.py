@@ -249,3 +249,39 @@ def test_the_issues_examples_in_a_real_kernel():
             assert text in shown, (source, shown)
         for text in unwanted:
             assert text not in shown, (source, shown)
+
+
+def test_a_cause_without_evidence_is_refused_with_the_fix():
+    with pytest.raises(ValueError, match="needs evidence="):
+        Misconception("01.arange_grid", "x", lambda: 1, "seen", cause="you called arange")
+    with pytest.raises(ValueError, match="tuple of patterns"):
+        Misconception("01.arange_grid", "x", lambda: 1, "seen", cause="c", evidence="call:arange")
+    with pytest.raises(ValueError, match="tuple of patterns"):
+        Misconception("01.arange_grid", "x", lambda: 1, "seen", cause="c", evidence=("op:plus",))
+
+
+def test_the_lead_in_names_only_the_alternatives_the_code_holds():
+    entry = next(m for m in ENTRIES if m.evidence == ("call:mul_|add_",))
+    both = misconceptions.explain(entry, {"text": "c.mul_(9 / 5).add_(32)"})
+    assert f"{entry.message}\nYour code calls `mul_` or `add_`: {entry.cause}" == both
+    only = misconceptions.explain(entry, {"text": "c = c * 9 / 5\nc.add_(32)"})
+    assert f"{entry.message}\nYour code calls `add_`: {entry.cause}" == only
+    unread = misconceptions.explain(entry, None)
+    assert f"{entry.message}\nIf your code calls `mul_` or `add_`: {entry.cause}" == unread
+
+
+def test_a_cell_run_without_history_is_still_read():
+    """nbval runs cells with store_history=False, so IPython's input history lacks them: the
+    evidence then comes from the kernel's execute request itself."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    cell = "answer = torch.arange(1, 13).reshape(3, 4)\ncheck('01.arange_grid', answer)"
+    nb.cells = [nbformat.v4.new_code_cell(_SETUP), nbformat.v4.new_code_cell(cell)]
+    client = NotebookClient(nb, timeout=120, kernel_name="python3")
+    with client.setup_kernel():
+        for index, each in enumerate(nb.cells):
+            client.execute_cell(each, index, store_history=False)
+    shown = "".join(o.get("data", {}).get("text/plain", "") for o in nb.cells[1].outputs)
+    assert "Your code calls `arange`: torch.arange(start, end)" in shown, shown

@@ -403,9 +403,9 @@ MISCONCEPTIONS += [
         label="loss gradient counted twice",
         build_answer=lambda: penalised_leaf("counted twice"),
         message=(
-            "w's gradient counts the loss's gradient twice, and it still carries a graph that "
-            "leads back to w: the inner gradient was left in w's gradient and the final backward "
-            "pass added onto it. Get the inner gradient without storing it, or clear w's gradient "
+            "The loss counts twice in w's gradient, which also still carries a graph that leads "
+            "back to w: the inner gradient was left in w's gradient and the final backward pass "
+            "added onto it. Get the inner gradient without storing it, or clear w's gradient "
             "before the final backward pass."
         ),
         hint="What did w's gradient already hold when the final backward pass ran?",

@@ -352,9 +352,9 @@ MISCONCEPTIONS += [
         label="scheduler stepped before the optimizer",
         build_answer=lambda: _lrs("before each epoch"),
         message=(
-            "Your learning rates change one epoch early: the first rate was used for one epoch "
-            "only, and every later one came an epoch too soon. Step the scheduler after the "
-            "epoch's optimizer steps."
+            "Your learning rates change one epoch early, as they do when the scheduler steps "
+            "before the epoch's optimizer steps: the first rate was used for one epoch only, and "
+            "every later one came an epoch too soon. Step the scheduler after them."
         ),
         hint="Within an epoch, which comes first: the optimizer's steps or the scheduler's?",
     ),
@@ -363,8 +363,9 @@ MISCONCEPTIONS += [
         label="epoch schedule stepped every batch",
         build_answer=lambda: _lrs("after each batch"),
         message=(
-            "Your learning rate fell twice as often as the task asks: the schedule counted "
-            "batches, not epochs. An epoch schedule steps once per epoch."
+            "Your learning rate fell twice as often as the task asks, as it does when an epoch "
+            "schedule steps after every batch: it counted batches, not epochs. An epoch schedule "
+            "steps once per epoch."
         ),
         hint="How often should an epoch schedule step?",
     ),

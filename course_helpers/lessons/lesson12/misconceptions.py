@@ -131,6 +131,85 @@ def _last_nonfinite(losses):
     return int(bad[-1, 0]) if len(bad) else -1
 
 
+def _normalize_probe(normalize):
+    """The notebook's normalize_probe around a wrong normalize."""
+
+    def normalize_probe(x):
+        try:
+            on_meta = normalize(x.to("meta"))
+        except Exception as error:
+            raise RuntimeError(f"normalize fails for x on another device (meta): {error}") from None
+        return normalize(x), str(on_meta.device)
+
+    return normalize_probe
+
+
+def _normalize_unchanged(x):
+    from course_helpers.lessons.lesson12.exercises import _FEATURE_MEAN, _FEATURE_STD
+
+    return (x - _FEATURE_MEAN) / _FEATURE_STD
+
+
+def _normalize_batch_statistics(x):
+    return (x - x.mean(dim=0)) / x.std(dim=0)
+
+
+def _normalize_in_place(x):
+    from course_helpers.lessons.lesson12.exercises import _FEATURE_MEAN, _FEATURE_STD
+
+    return x.sub_(_FEATURE_MEAN.to(x.device)).div_(_FEATURE_STD.to(x.device))
+
+
+def _evaluate_no_parentheses(model, x, y):
+    with torch.no_grad:
+        return ((model(x) - y) ** 2).mean()
+
+
+def _run_steps_losses_with_graphs(model, optimizer, x, y, steps):
+    from course_helpers.lessons.lesson12.exercises import _loss_fn
+
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = _loss_fn(model, model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss)  # each loss keeps its whole graph alive
+    return torch.stack(losses)
+
+
+# --- 12.train: the repaired script with one of its unbroken parts changed after all
+
+
+def _train_with(mistake: str):
+    """The script's train() (course_helpers.lessons.lesson12.exercises), changed by ``mistake``."""
+    from course_helpers.lessons.lesson12 import exercises as script
+
+    def train(steps, device):
+        x, y = script._make_data(256, seed=0)
+        x_val, y_val = script._make_data(128, seed=1)
+        x, y = script._normalize(x.to(device)), y.to(device)
+        x_val, y_val = x_val.to(device), y_val.to(device)
+        if mistake != "validation inputs left raw":
+            x_val = script._normalize(x_val)
+        torch.manual_seed(0)
+        model = script._Regressor().to(device)
+        if mistake == "SGD instead of Adam":
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.02)
+        else:
+            optimizer = torch.optim.Adam(model.parameters(), lr=0.02)
+        if mistake == "evaluated once, at the end":
+            script._run_steps(model, optimizer, x, y, steps)
+            return torch.stack([script._evaluate(model, x_val, y_val)])
+        history = []
+        for start in range(0, steps, 50):
+            script._run_steps(model, optimizer, x, y, min(50, steps - start))
+            history.append(script._evaluate(model, x_val, y_val))
+        return torch.stack(history)
+
+    return train
+
+
 MISCONCEPTIONS = [
     # --- 12.fix_inplace ---
     Misconception(
@@ -370,10 +449,7 @@ MISCONCEPTIONS = [
         ),
         hint="Which non-finite loss marks the step where things went wrong?",
     ),
-]
-
-# more typical wrong answers (issue 12: at least three per exercise)
-MISCONCEPTIONS += [
+    # more typical wrong answers (issue 12: at least three per exercise)
     Misconception(
         exercise_id="12.first_error",
         label="no error: only silent bugs",
@@ -385,39 +461,6 @@ MISCONCEPTIONS += [
         ),
         hint="Run the script cell: what is the first word of the error's last line?",
     ),
-]
-
-
-def _normalize_probe(normalize):
-    """The notebook's normalize_probe around a wrong normalize."""
-
-    def normalize_probe(x):
-        try:
-            on_meta = normalize(x.to("meta"))
-        except Exception as error:
-            raise RuntimeError(f"normalize fails for x on another device (meta): {error}") from None
-        return normalize(x), str(on_meta.device)
-
-    return normalize_probe
-
-
-def _normalize_unchanged(x):
-    from course_helpers.lessons.lesson12.exercises import _FEATURE_MEAN, _FEATURE_STD
-
-    return (x - _FEATURE_MEAN) / _FEATURE_STD
-
-
-def _normalize_batch_statistics(x):
-    return (x - x.mean(dim=0)) / x.std(dim=0)
-
-
-def _normalize_in_place(x):
-    from course_helpers.lessons.lesson12.exercises import _FEATURE_MEAN, _FEATURE_STD
-
-    return x.sub_(_FEATURE_MEAN.to(x.device)).div_(_FEATURE_STD.to(x.device))
-
-
-MISCONCEPTIONS += [
     Misconception(
         exercise_id="12.normalize_device",
         label="statistics left on the CPU",
@@ -485,15 +528,6 @@ MISCONCEPTIONS += [
         ),
         hint="How was out_b registered in the original code?",
     ),
-]
-
-
-def _evaluate_no_parentheses(model, x, y):
-    with torch.no_grad:
-        return ((model(x) - y) ** 2).mean()
-
-
-MISCONCEPTIONS += [
     Misconception(
         exercise_id="12.evaluate_no_graph",
         label="with torch.no_grad (no parentheses)",
@@ -510,23 +544,6 @@ MISCONCEPTIONS += [
         ),
         evidence=("with:no_grad",),
     ),
-]
-
-
-def _run_steps_losses_with_graphs(model, optimizer, x, y, steps):
-    from course_helpers.lessons.lesson12.exercises import _loss_fn
-
-    losses = []
-    for _ in range(steps):
-        optimizer.zero_grad()
-        loss = _loss_fn(model, model(x), y)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss)  # each loss keeps its whole graph alive
-    return torch.stack(losses)
-
-
-MISCONCEPTIONS += [
     Misconception(
         exercise_id="12.zero_grad",
         label="losses kept with their graphs",
@@ -538,42 +555,6 @@ MISCONCEPTIONS += [
         ),
         hint="What does each loss in your history still hold on to?",
     ),
-]
-
-
-# --- 12.train: the repaired script with one of its unbroken parts changed after all
-
-
-def _train_with(mistake: str):
-    """The script's train() (course_helpers.lessons.lesson12.exercises), changed by ``mistake``."""
-    from course_helpers.lessons.lesson12 import exercises as script
-
-    def train(steps, device):
-        x, y = script._make_data(256, seed=0)
-        x_val, y_val = script._make_data(128, seed=1)
-        x, y = script._normalize(x.to(device)), y.to(device)
-        x_val, y_val = x_val.to(device), y_val.to(device)
-        if mistake != "validation inputs left raw":
-            x_val = script._normalize(x_val)
-        torch.manual_seed(0)
-        model = script._Regressor().to(device)
-        if mistake == "SGD instead of Adam":
-            optimizer = torch.optim.SGD(model.parameters(), lr=0.02)
-        else:
-            optimizer = torch.optim.Adam(model.parameters(), lr=0.02)
-        if mistake == "evaluated once, at the end":
-            script._run_steps(model, optimizer, x, y, steps)
-            return torch.stack([script._evaluate(model, x_val, y_val)])
-        history = []
-        for start in range(0, steps, 50):
-            script._run_steps(model, optimizer, x, y, min(50, steps - start))
-            history.append(script._evaluate(model, x_val, y_val))
-        return torch.stack(history)
-
-    return train
-
-
-MISCONCEPTIONS += [
     Misconception(
         exercise_id="12.train",
         label="validation inputs left raw",
