@@ -227,6 +227,22 @@ def build(paths: list[Path], *, force: bool, jobs: int) -> int:
     return 1 if any(line.startswith("FAILED") for line in results) else 0
 
 
+def _argument_problem(paths: list[Path], jobs: int) -> str:
+    """What is wrong with build's command line, or ""."""
+    import stat
+
+    if jobs < 1:
+        return f"--jobs must be at least 1, not {jobs}"
+    for path in paths:
+        try:
+            mode = path.stat().st_mode
+        except OSError as err:
+            return f"{path}: {err.strerror.lower()}; name a notebook of the course (.ipynb)"
+        if not stat.S_ISREG(mode) or path.suffix != ".ipynb":
+            return f"{path}: not a notebook file; name a notebook of the course (.ipynb)"
+    return ""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m course_helpers build",
@@ -242,6 +258,9 @@ def main(argv: list[str] | None = None) -> int:
         "--jobs", type=int, default=2, help="notebooks executed at once (default 2)"
     )
     args = parser.parse_args(argv)
+    problem = _argument_problem(args.paths, args.jobs)
+    if problem:  # before anything is generated or executed (a FIFO would block a worker)
+        parser.error(problem)
     from course_helpers.errors import CourseError
 
     try:

@@ -66,14 +66,20 @@ def read_file(path, what: str, limit_mb: int) -> bytes:
         handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as err:
         raise CourseError(f"{what} {path}: cannot be read ({err.strerror}).") from None
-    if not stat.S_ISREG(os.fstat(handle).st_mode):  # before fdopen, which refuses a folder
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            raise CourseError(f"{what} {path}: not a regular file; name a file.")
+        data = bytearray()
+        while len(data) <= limit_mb * 2**20:
+            chunk = os.read(handle, 1 << 20)
+            if not chunk:
+                break
+            data += chunk
+    finally:
         os.close(handle)
-        raise CourseError(f"{what} {path}: not a regular file; name a file.")
-    with os.fdopen(handle, "rb") as file:
-        data = file.read(limit_mb * 2**20 + 1)
     if len(data) > limit_mb * 2**20:
         raise CourseError(f"{what} {path}: larger than {limit_mb} MiB, not one of ours.")
-    return data
+    return bytes(data)
 
 
 def canonical(body: dict) -> bytes:

@@ -179,18 +179,17 @@ def test_run_autograder_grades_a_submission_into_gradescopes_results_file(bundle
         "copy2.ipynb": correct,
         "00_start_here.ipynb": writer.replace("@RESULTS@", target.replace('"', '\\"')),
     }
-    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if not _has_bwrap(p))
-    data = _run_autograder(bundle, root, submission, PATH=path)  # as where bwrap is missing
+    tools = tmp_path / "bin"  # what run_autograder needs, and no bwrap: as on a platform
+    tools.mkdir()  # whose containers have none
+    for name in ("bash", "mkdir", "rm"):
+        (tools / name).symlink_to(shutil.which(name))
+    data = _run_autograder(bundle, root, submission, PATH=str(tools))
     jsonschema.validate(data, _schema("gradescope"))
     assert data["score"] == 2
     assert [t["name"] for t in data["tests"]] == ["00.first_tensor", "00.how_to_run"]
     assert (root / "writer-started").exists()  # the leftover process did run ...
     time.sleep(3)
     assert json.loads((root / "results" / "results.json").read_text()) == data  # ... no more
-
-
-def _has_bwrap(folder: str) -> bool:
-    return (Path(folder) / "bwrap").exists()
 
 
 def test_run_autograder_on_an_empty_submission_still_writes_a_valid_result(bundle, tmp_path):
