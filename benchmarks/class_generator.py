@@ -524,6 +524,40 @@ def synthetic_grades(generated: GeneratedClass) -> tuple[list, list[str]]:
     return grades, keys
 
 
+def mismatches(expected: dict, report: dict) -> list[str]:
+    """Where a class report (its ``class-report.json``) differs from ``expected`` (the
+    ``expected.json`` of :func:`make_class`): one line per figure ([] when none does)."""
+    found = []
+    shown = {e["name"]: e for e in report["exercises"]}
+    for exercise_id, want in expected.items():
+        got = shown.get(exercise_id)
+        if got is None:
+            found.append(f"{exercise_id}: not in the report")
+            continue
+        for name in ("graded", "attempted", "passed", "first_attempt_passed", "answers"):
+            if got[name] != want[name]:
+                found.append(f"{exercise_id}: {name} {got[name]} != {want[name]}")
+        for name, key in (("attempts", str), ("hint_tiers", str)):
+            wanted = {key(k): v for k, v in want[name].items() if v}
+            if {k: v for k, v in got[name].items() if v} != wanted:
+                found.append(f"{exercise_id}: {name} {got[name]} != {wanted}")
+        labels = {m["label"]: m for m in got["misconceptions"]}
+        for label, m in want["misconceptions"].items():
+            if label not in labels:
+                found.append(f"{exercise_id}: {label!r} not in the report")
+                continue
+            for name in ("answers", "notebooks", "overcome"):
+                if labels[label][name] != m[name]:
+                    found.append(
+                        f"{exercise_id}: {label!r} {name} {labels[label][name]} != {m[name]}"
+                    )
+            if labels[label]["evidence"] != dict(m["evidence"]):
+                found.append(f"{exercise_id}: {label!r} evidence {labels[label]['evidence']}")
+        extra = set(labels) - set(want["misconceptions"])
+        found += [f"{exercise_id}: {label!r} was not generated" for label in sorted(extra)]
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
@@ -531,7 +565,19 @@ def main() -> None:
     parser.add_argument("--lessons", nargs="+", default=["01_tensors"])
     parser.add_argument("--exercises", nargs="*")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        metavar="REPORT_DIR",
+        help="compare the class report in REPORT_DIR with OUT/expected.json instead",
+    )
     args = parser.parse_args()
+    if args.compare:
+        expected = json.loads((args.out / "expected.json").read_text(encoding="utf-8"))
+        report = json.loads((args.compare / "class-report.json").read_text(encoding="utf-8"))
+        found = mismatches(expected, report)
+        print("\n".join(found) or "the report's figures equal the generated class's")
+        raise SystemExit(1 if found else 0)
     made = make_class(args.out, args.learners, args.lessons, args.exercises, args.seed)
     print(f"{len(made.notebooks)} notebooks of {args.learners} learners in {args.out}")
 

@@ -12,8 +12,8 @@ of the same answer as the last one recorded (a cell run again) is no new attempt
 exercises are done (latest check passed), attempted (latest check failed) and not started;
 then the typical mistakes (catalogued misconceptions) your checks were diagnosed with, and
 whether each was overcome: the exercise passed after the last time it was diagnosed. Those
-live in a second table, ``misconceptions``, added to a file of an earlier version when it
-is first opened for writing (until then it is read as having none).
+live in a second table, ``misconceptions``, added to a file of an earlier version when the
+course first opens it (a file it can only read is read as having none).
 """
 
 from __future__ import annotations

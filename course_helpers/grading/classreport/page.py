@@ -48,8 +48,12 @@ def _cell(field: str, value, shown=None, cls: str = "") -> str:
     return f'<td data-field="{_e(field)}" data-value="{_e(value)}"{klass}>{_e(shown)}</td>'
 
 
-def _table(table_id: str, head: list[str], rows: list[str]) -> str:
-    header = "".join(f"<th>{_e(h)}</th>" for h in head)
+def _table(table_id: str, head: list[str], rows: list[str], text=(0,)) -> str:
+    """A table; the columns numbered in ``text`` hold words (left-aligned), the rest numbers."""
+    header = "".join(
+        f'<th class="text">{_e(h)}</th>' if n in text else f"<th>{_e(h)}</th>"
+        for n, h in enumerate(head)
+    )
     return (
         f'<table id="{table_id}"><thead><tr>{header}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
@@ -182,6 +186,7 @@ def render(report, svgs: dict[str, str]) -> str:
                 "overcome",
             ],
             _top_rows(report),
+            text=(1, 2),
         ),
         '<h2 id="by-lesson">Lessons</h2>',
         f"<figure>{svgs['lessons']}</figure>",
@@ -189,6 +194,7 @@ def render(report, svgs: dict[str, str]) -> str:
             "lessons",
             _stats_head("lesson", tier),
             [_stats_row("lesson", s, tier) for s in report.lessons],
+            text=(0, 11),
         ),
         f"<figure>{svgs['attempts']}</figure>",
         f"<figure>{svgs['hints']}</figure>",
@@ -199,6 +205,7 @@ def render(report, svgs: dict[str, str]) -> str:
             "exercises",
             _stats_head("exercise", tier),
             [_stats_row("exercise", s, tier) for s in report.exercises],
+            text=(0, 11),
         ),
     ]
     if report.learners is not None:
@@ -208,6 +215,7 @@ def render(report, svgs: dict[str, str]) -> str:
                 "learners",
                 ["notebook", "score", "max", "run", "typical mistakes"],
                 _learner_rows(report),
+                text=(0, 3, 4),
             ),
         ]
     definitions = "".join(
