@@ -1,7 +1,11 @@
 """Grading throughput: N copies of one notebook, graded as one batch.
 
-``python benchmarks/bench_grading.py [--count N] [--jobs J] [--source NB] [--no-sandbox]``
-prints the wall time, notebooks per minute and seconds per notebook. The default source is
+``python benchmarks/bench_grading.py [--count N] [--jobs J] [--source NB] [--no-sandbox]
+[--course DIR] [--runs R]`` prints the wall time, the CPU time of every process of the run
+(the grader, its workers, kernels and judging processes), notebooks per minute and seconds
+per notebook; ``--runs`` repeats the measurement. ``--course DIR`` grades with the
+``course_helpers`` of another checkout (e.g. a ``git worktree`` of main), so that two
+versions can be measured back to back on the same machine. The default source is
 ``solutions/01_tensors.ipynb``: a notebook with every exercise answered, so every check
 (functions called on all their test inputs included) is judged, as for a finished
 submission; ``--source exercises/01_tensors.ipynb`` grades untouched copies. Each copy runs
@@ -25,7 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "solutions" / "01_tensors.ipynb"
 
 
-def measure(count: int, jobs: int, sandbox: bool = True, source: Path = SOURCE) -> dict:
+def measure(
+    count: int, jobs: int, sandbox: bool = True, source: Path = SOURCE, course: Path | None = None
+) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
         subs = Path(tmp) / "subs"
         subs.mkdir()
@@ -35,9 +41,19 @@ def measure(count: int, jobs: int, sandbox: bool = True, source: Path = SOURCE) 
         command += ["--jobs", str(jobs), "--csv", str(Path(tmp) / "book.csv")]
         if not sandbox:
             command.append("--no-sandbox")
+        env = dict(os.environ)
+        if course is not None:
+            env["PYTHONPATH"] = str(course)
+        import resource
+
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        subprocess.run(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env
+        )
         seconds = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         with open(Path(tmp) / "book.csv", newline="") as f:
             book = list(csv.DictReader(f))
         rows = len(book)
@@ -49,6 +65,7 @@ def measure(count: int, jobs: int, sandbox: bool = True, source: Path = SOURCE) 
         "full_marks": full,
         "jobs": jobs,
         "seconds": seconds,
+        "cpu_seconds": cpu,
         "per_minute": 60 * count / seconds,
         "per_notebook": seconds / count,
     }
@@ -60,14 +77,21 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--source", type=Path, default=SOURCE)
     parser.add_argument("--no-sandbox", action="store_true")
+    parser.add_argument("--course", type=Path, help="the checkout whose course_helpers grades")
+    parser.add_argument("--runs", type=int, default=1, help="measurements, one after another")
     args = parser.parse_args()
-    r = measure(args.count, args.jobs, not args.no_sandbox, args.source.resolve())
-    print(
-        f"{r['graded']}/{r['count']} copies of {r['notebook']} graded "
-        f"({r['full_marks']} with full marks) with --jobs {r['jobs']}: "
-        f"{r['seconds']:.1f} s, {r['per_minute']:.1f} notebooks/min, "
-        f"{r['per_notebook']:.2f} s per notebook"
-    )
+    course = args.course.resolve() if args.course else None
+    for _ in range(args.runs):
+        r = measure(args.count, args.jobs, not args.no_sandbox, args.source.resolve(), course)
+        load = os.getloadavg()[0]
+        print(
+            f"{r['graded']}/{r['count']} copies of {r['notebook']} graded "
+            f"({r['full_marks']} with full marks) with --jobs {r['jobs']}: "
+            f"{r['seconds']:.1f} s, {r['per_minute']:.1f} notebooks/min, "
+            f"{r['per_notebook']:.2f} s per notebook, {r['cpu_seconds']:.1f} s of CPU "
+            f"(load average {load:.1f})",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -180,9 +180,9 @@ def hidden_folders(paths: list[str]) -> list[Path]:
     a folder it binds, e.g. the virtualenv): each replaced there by an empty one. A folder is
     the one the submission was found in, never where a link points (a link to ``/dev/null``
     must not hide ``/dev``), and never one the sandbox needs."""
-    from course_helpers.grading.sandbox import _code_folders
+    from course_helpers.grading.sandbox import code_folders
 
-    shown = [Path(folder) for folder in _code_folders()]
+    shown = [Path(folder) for folder in code_folders()]
     needed = [Path(__file__).resolve(), Path(sys.prefix).resolve(), Path(sys.executable).resolve()]
     found = set()
     for path in paths:

@@ -78,7 +78,7 @@ def run_worker(
         argv = [sys.executable, "-m", "course_helpers.grading.worker", "--worker"]
         argv += ["--timeout", str(timeout), "--kernel", kernel, "--report-fd", str(writable)]
         root_unsandboxed = os.geteuid() == 0 and not sandboxed
-        try:
+        try:  # (a worker that cannot even start is the grader's failure, not the notebook's)
             process = subprocess.Popen(
                 sandbox.command(argv, hide, use_sandbox, limits),
                 stdin=subprocess.PIPE,
@@ -90,6 +90,9 @@ def run_worker(
                 pass_fds=(writable,),
                 preexec_fn=sandbox.preexec(limits, root_unsandboxed, sandboxed, group),
             )
+        except (OSError, subprocess.SubprocessError) as err:
+            os.close(readable)
+            return WorkerRun(f"its worker could not start ({type(err).__name__}: {err})")
         finally:
             os.close(writable)
         header = {"name": name, "size": len(data), "processes": limits.processes * sandboxed}

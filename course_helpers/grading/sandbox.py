@@ -142,7 +142,7 @@ def command(
     for name in _ETC:
         if (Path("/etc") / name).exists():
             wrapped += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
-    for folder in _code_folders():
+    for folder in code_folders():
         wrapped += ["--ro-bind", folder, folder]
     wrapped += answer_keys_hidden()
     for folder in hide:
@@ -173,7 +173,7 @@ def _redacted_lessons() -> Path:
     return write_redacted_lessons(folder / "lessons")
 
 
-def _code_folders() -> list[str]:
+def code_folders() -> list[str]:
     """Python's prefixes (the interpreter, the standard library, the virtualenv), its
     site-packages, the folders of ``PYTHONPATH`` and the course package, each where the
     grader sees it (as given and with links resolved). A folder that holds the course's

@@ -221,3 +221,12 @@ def test_a_grader_wide_failure_fails_the_array_task(tmp_path):
     )
     assert done.returncode != 0
     assert "GRADER FAILURE" in done.stderr and "nbclient is broken here" in done.stderr
+
+
+def test_the_slurm_lane_script_passes_shellcheck_and_runs_in_ci():
+    # issue 37: the lane starts a real one-node cluster (deploy/slurm/ci-lane.sh); CI runs it
+    lane = DEPLOY / "slurm" / "ci-lane.sh"
+    done = _tool("shellcheck", lane)
+    assert done.returncode == 0, done.stdout
+    assert os.access(lane, os.X_OK)
+    assert "deploy/slurm/ci-lane.sh" in (ROOT / ".ci" / "run").read_text()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from course_helpers.grading import sandbox
+from course_helpers.grading import budget, sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 ATTACKS = Path(__file__).parents[1] / "fixtures" / "grading" / "attacks"
@@ -38,8 +38,10 @@ def _grade(tmp: Path, names: list[str], *extra: str, links=None) -> dict:
     shutil.copytree(ROOT / "course_helpers", package, ignore=shutil.ignore_patterns("__pycache__"))
     subs = tmp / "submissions"
     subs.mkdir()
-    for name in names:
-        shutil.copy(ATTACKS / f"{name}.ipynb", subs)
+    for name in names:  # an attack's name, or a path below the fixtures (budget/forks)
+        shutil.copy(
+            ATTACKS.parent / f"{name}.ipynb" if "/" in name else ATTACKS / f"{name}.ipynb", subs
+        )
     for name, target in (links or {}).items():
         (subs / name).symlink_to(target)
     env = dict(os.environ, PYTHONPATH=str(package.parent), PYTHONDONTWRITEBYTECODE="1")
@@ -76,12 +78,18 @@ def _grade(tmp: Path, names: list[str], *extra: str, links=None) -> dict:
 
 UNSANDBOXED_ONLY = {"plants_module"}  # it grades a lesson-06 answer: heavy, and shown below
 LINKS = {"mallory.ipynb": "/dev/null"}  # issue 37, item 2
+# issue 37, item 5: the batch is graded within small per-notebook budgets; where this user
+# may make control groups (root in CI), memory is one of them (without a group, --memory-mb
+# is each process's address space, and 1024 MiB is too little for a kernel to import torch)
+GROUPED = budget.available() is not None
+BUDGET = ["budget/fills_tmp", "budget/forks"] + ["budget/forks_memory"] * GROUPED
+LIMITS = ["--disk-mb", "64", "--processes", "64"] + ["--memory-mb", "1024"] * GROUPED
 
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
     names = sorted(p.stem for p in ATTACKS.glob("*.ipynb") if p.stem not in UNSANDBOXED_ONLY)
-    return _grade(tmp_path_factory.mktemp("attacks"), names, links=LINKS)
+    return _grade(tmp_path_factory.mktemp("attacks"), names + BUDGET, *LIMITS, links=LINKS)
 
 
 def points(nb, exercise_id):
@@ -90,6 +98,7 @@ def points(nb, exercise_id):
 
 def test_the_batch_survives_and_reports_every_notebook(batch):
     names = {p.stem for p in ATTACKS.glob("*.ipynb")} - UNSANDBOXED_ONLY | {"mallory"}
+    names |= {Path(name).name for name in BUDGET}
     assert set(batch["by_name"]) == names
     assert batch["status"] == 1
     rows = list(csv.DictReader((batch["tmp"] / "r.csv").open()))
@@ -454,3 +463,21 @@ def test_first_attempt_is_what_the_grader_saw_first(unsandboxed):
     first = points(nb, "00.first_tensor")
     assert (first["first_attempt"], first["status"], first["points"]) == ("failed", "failed", 0)
     assert first["attempts"] == 2
+
+
+@pytest.mark.skipif(not sandbox.bwrap_works(), reason="needs bubblewrap (apt install bubblewrap)")
+def test_one_budget_per_notebook_as_this_user(batch):
+    # item 5: /tmp, the work folder and /dev/shm are size-limited tmpfs (128 MiB written into
+    # each stops at 64); the process limit counts this notebook's processes (200 sleepers
+    # stop at 64) while the others of the batch run; with control groups (root in CI), four
+    # children filling 320 MiB each cannot take more than the notebook's 1024 MiB, which
+    # counts their tmpfs too. The same as a normal user: tests/grading/test_budget.py.
+    by_name = batch["by_name"]
+    for name in ("fills_tmp", "forks"):
+        assert points(by_name[name], "00.how_to_run")["status"] == "passed", by_name[name]
+    assert points(by_name["victim"], "00.how_to_run")["points"] == 1
+    if GROUPED:
+        nb = by_name["forks_memory"]
+        assert "ran out of its 1024 MiB of memory" in nb["run"], nb["run"]
+        assert points(nb, "00.how_to_run")["status"] == "passed"  # the answers before it count
+        assert points(nb, "00.first_tensor")["status"] != "passed"
