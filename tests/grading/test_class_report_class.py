@@ -202,10 +202,18 @@ def test_nothing_in_the_default_report_names_a_learner(graded):
     assert _key(learner.path) in found["learners.csv"]
 
 
-def test_the_page_opens_offline_in_chromium_with_the_figures(graded, page):
+@pytest.fixture
+def chromium_page(request):
+    """The conftest's Chromium page, once the browser is known to be there (else skipped, or
+    failed under COURSE_REQUIRE_BROWSER=1)."""
     from browser_support import require_browser
 
     require_browser(whole_module=False)
+    return request.getfixturevalue("page")
+
+
+def test_the_page_opens_offline_in_chromium_with_the_figures(graded, chromium_page):
+    page = chromium_page
     folder = graded["out"] / "report"
     report = _report(folder)
     requests = []
