@@ -356,3 +356,26 @@ def test_the_class_summary_is_in_the_platforms_results():
     (image,) = pl["images"]
     assert image["url"].startswith("data:image/png;base64,")
     assert len(json.dumps(pl)) < 1_000_000  # PrairieLearn's limit for the whole file
+
+
+def test_a_notebook_the_grader_could_not_judge_counts_in_no_figure():
+    # its exercises read "error: not graded ... not a verdict": counting them would lower the
+    # class's pass rates for the grader's own failure
+    message = "Not graded: judging timed out; a person should look at this notebook."
+    failed = NotebookGrade(
+        "subs/x.ipynb",
+        "could not run: worker failed",
+        [ExerciseGrade(A, "error", message, 0)],
+        grader_error="could not run: worker failed",
+    )
+    stopped = NotebookGrade(
+        "subs/y.ipynb",
+        "judging timed out (over 60 s for this notebook's recorded answers): no answer graded",
+        [ExerciseGrade(A, "error", message, 0)],
+    )
+    report = build([*GRADES, failed, stopped])
+    assert report.notebooks == 5
+    assert report.runs["not graded (the grader failed)"] == 1
+    assert report.runs["not graded (judging stopped)"] == 1
+    a = next(s for s in report.exercises if s.name == A)
+    assert (a.graded, a.passed) == (3, 2)  # as without them

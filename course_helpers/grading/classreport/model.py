@@ -17,6 +17,8 @@ Definitions (docs/grading.md, "The class report"):
   exercise (0: none), and whether it reported showing the solution; reported by the
   notebook, not observed by the grader.
 
+A notebook the grader could not judge (its worker never started, or its judging was
+stopped) is counted among the runs and left out of every figure: its grades are no verdict.
 Nothing here reads a notebook's path, file name, run text or review text: the default
 report counts, it does not name (``learners=True`` adds a per-notebook table, by key).
 """
@@ -193,13 +195,23 @@ DEFINITIONS = {
 }
 
 
-def run_kind(run: str) -> str:
+def run_kind(nb) -> str:
     """A notebook's run, as a category: never its text (which can hold a path or an error
     message written by the submission)."""
-    for kind in ("completed", "timed out", "kernel died", "refused", "error", "judging"):
-        if run.startswith(kind):
+    if getattr(nb, "grader_error", ""):
+        return "not graded (the grader failed)"
+    for kind in ("completed", "timed out", "kernel died", "refused", "error"):
+        if nb.run.startswith(kind):
             return kind
+    if nb.run.startswith("judging"):
+        return "not graded (judging stopped)"
     return "could not run"
+
+
+def not_graded(nb) -> bool:
+    """The grader could not judge this notebook's answers: its grades are no verdict, and
+    none of its figures count (its run is counted in ``runs``)."""
+    return run_kind(nb).startswith("not graded")
 
 
 def build(grades, keys=None, *, learners: bool = False, catalogue=None) -> ClassReport:
@@ -217,7 +229,9 @@ def build(grades, keys=None, *, learners: bool = False, catalogue=None) -> Class
     unknown = 0
     detail = []
     for nb in grades:
-        runs[run_kind(nb.run)] += 1
+        runs[run_kind(nb)] += 1
+        if not_graded(nb):
+            continue
         for e in nb.exercises:
             exercise = catalogue.get(e.exercise_id) if e.known else None
             if exercise is None:
@@ -302,7 +316,7 @@ def _roll_up(exercises: list[Stats]) -> list[Stats]:
 
 def _learner_row(nb, catalogue) -> dict:
     """One notebook's line of the per-learner table (only with ``learners=True``)."""
-    row = {"score": nb.score, "max_score": nb.max_score, "run": run_kind(nb.run), "exercises": {}}
+    row = {"score": nb.score, "max_score": nb.max_score, "run": run_kind(nb), "exercises": {}}
     for e in nb.exercises:
         if not (e.known and e.exercise_id in catalogue):
             continue
