@@ -127,7 +127,7 @@ def check(exercise_id: str, answer: Any = ..., *, demo: bool = False) -> CheckRe
     )
     if not demo:
         _note_for_hints(exercise, verdict)
-        attempts = _record_progress(exercise, result, submission)
+        attempts = _record_progress(exercise, result, submission, verdict.misconception)
         if attempts is not None:
             result = dataclasses.replace(
                 result, attempt=attempts.count, first_passed=attempts.first_passed
@@ -191,14 +191,19 @@ def _internal_error(exercise, err: Exception) -> CheckResult:
     return CheckResult(exercise.id, exercise.title, "error", checker_failed(err))
 
 
-def _record_progress(exercise, result: CheckResult, submission: dict):
-    """Record the result; the attempts so far (None when progress is off or failed). The
-    same answer checked again (its submission's fingerprint) is no new attempt."""
+def _record_progress(exercise, result: CheckResult, submission: dict, misconception: str = ""):
+    """Record the result (and the ``misconception`` it was diagnosed with, by label); the
+    attempts so far (None when progress is off or failed). The same answer checked again
+    (its submission's fingerprint) is no new attempt."""
     try:
-        from course_helpers.checking.progress import answer_fingerprint, record
+        from course_helpers.checking import mistakes
+        from course_helpers.checking.progress import answer_fingerprint, enabled, record
 
+        if not enabled():
+            return None
         answer = answer_fingerprint(submission)
-        return record(exercise.id, exercise.lesson, result.status, answer)
+        mistake = mistakes.describe(exercise.id, misconception, submission.get("code"))
+        return record(exercise.id, exercise.lesson, result.status, answer, mistake)
     except Exception as err:  # progress must never break a learner's cell
         _note_once(f"progress not saved: {err}")
         return None

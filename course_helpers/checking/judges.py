@@ -104,7 +104,9 @@ def _with_method_note(exercise, record, verdict: dx.Diagnosis) -> dx.Diagnosis:
     if verdict.passed:
         text = "The values are right, but not the way the task asks. " + note
         return dx.Diagnosis("failed", text, mistake=note)
-    return dx.Diagnosis("failed", f"{verdict.message}\n{note}", mistake=verdict.mistake or note)
+    mistake = verdict.mistake or note
+    text = f"{verdict.message}\n{note}"
+    return dx.Diagnosis("failed", text, mistake=mistake, misconception=verdict.misconception)
 
 
 def _explain_misconception(exercise, answer, verdict: dx.Diagnosis, code=None) -> dx.Diagnosis:
@@ -122,7 +124,13 @@ def _explain_misconception(exercise, answer, verdict: dx.Diagnosis, code=None) -
     else:
         text = f"{verdict.message}\n{explained}"
     # a function that raises keeps its "error" status (its own code raised)
-    return dx.Diagnosis(verdict.status, text, verdict.learner_error, mistake=found.hint_text)
+    return dx.Diagnosis(
+        verdict.status,
+        text,
+        verdict.learner_error,
+        mistake=found.hint_text,
+        misconception=found.label,
+    )
 
 
 def _judge_value(exercise, answer) -> dx.Diagnosis:

@@ -9,7 +9,11 @@ is still shown (opened read-only), and recording there fails with one clear line
 of the same answer as the last one recorded (a cell run again) is no new attempt.
 
 ``progress()`` (and ``python -m course_helpers progress``) shows, per lesson, how many
-exercises are done (latest check passed), attempted (latest check failed) and not started.
+exercises are done (latest check passed), attempted (latest check failed) and not started;
+then the typical mistakes (catalogued misconceptions) your checks were diagnosed with, and
+whether each was overcome: the exercise passed after the last time it was diagnosed. Those
+live in a second table, ``misconceptions``, added to a file of an earlier version when the
+course first opens it (a file it can only read is read as having none).
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_helpers.checking.mistakes import MISTAKES_HEADING, MetMistake
+
 APP_NAME = "tensors-autograd-course"
 SWITCH_ENV = "COURSE_PROGRESS"
 DB_ENV = "COURSE_PROGRESS_DB"
@@ -35,6 +41,22 @@ CREATE TABLE IF NOT EXISTS results (
     attempts    INTEGER NOT NULL DEFAULT 1,
     first_passed INTEGER,
     last_answer TEXT
+)
+"""
+# one row per misconception met: how often, how often with evidence in the code, and whether
+# the exercise passed after the last time (see checking.mistakes for the evidence states)
+_MISTAKES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS misconceptions (
+    exercise_id   TEXT NOT NULL,
+    label         TEXT NOT NULL,
+    lesson        TEXT NOT NULL,
+    times         INTEGER NOT NULL DEFAULT 1,
+    with_evidence INTEGER NOT NULL DEFAULT 0,
+    said          TEXT NOT NULL DEFAULT '',
+    first_met     REAL NOT NULL,
+    last_met      REAL NOT NULL,
+    overcome      INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (exercise_id, label)
 )
 """
 
@@ -138,6 +160,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     connection.execute("PRAGMA journal_mode = WAL")
     connection.execute("PRAGMA synchronous = NORMAL")
     connection.execute(_SCHEMA)
+    connection.execute(_MISTAKES_SCHEMA)  # absent from files of earlier versions: added here
     columns = {row[1] for row in connection.execute("PRAGMA table_info(results)")}
     if "first_passed" not in columns:  # a file written by an earlier version of the course
         connection.execute("ALTER TABLE results ADD COLUMN first_passed INTEGER")
@@ -155,9 +178,14 @@ class Attempts:
     first_passed: int = 0
 
 
-def record(exercise_id: str, lesson: str, status: str, answer: str = "") -> Attempts | None:
+def record(
+    exercise_id: str, lesson: str, status: str, answer: str = "", mistake=None
+) -> Attempts | None:
     """Save the latest result of a check; return the attempts so far (None when recording
     is off, or for a "not attempted" result, which is no attempt).
+
+    ``mistake``: the :class:`~course_helpers.checking.mistakes.Mistake` the check diagnosed
+    (None for none); a pass marks every mistake met in this exercise as overcome.
 
     A "not attempted" result (an untouched stub) never overwrites a real attempt, so
     re-running a fresh exercises notebook does not erase earlier work. ``answer``: the
@@ -190,6 +218,7 @@ def record(exercise_id: str, lesson: str, status: str, answer: str = "") -> Atte
         if answer and last and last[1] > 0 and (last[0], last[3]) == (status, answer):
             return Attempts(int(last[1]), int(last[2] or 0))  # the same answer again
         passed = status == "passed"
+        _record_mistake(connection, exercise_id, lesson, passed, mistake)
         connection.execute(
             "INSERT INTO results (exercise_id, lesson, status, updated_at, first_passed, "
             "last_answer) VALUES (?, ?, ?, ?, CASE WHEN ? THEN 1 END, ?) "
@@ -205,6 +234,31 @@ def record(exercise_id: str, lesson: str, status: str, answer: str = "") -> Atte
             "SELECT attempts, first_passed FROM results WHERE exercise_id = ?", (exercise_id,)
         ).fetchone()
     return Attempts(int(count), int(first or 0))
+
+
+def _record_mistake(connection, exercise_id: str, lesson: str, passed: bool, mistake) -> None:
+    now = time.time()
+    if passed:
+        connection.execute(
+            "UPDATE misconceptions SET overcome = 1 WHERE exercise_id = ?", (exercise_id,)
+        )
+    elif mistake is not None:
+        connection.execute(
+            "INSERT INTO misconceptions (exercise_id, label, lesson, with_evidence, said, "
+            "first_met, last_met) VALUES (?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(exercise_id, label) DO UPDATE SET times = times + 1, "
+            "with_evidence = with_evidence + excluded.with_evidence, said = excluded.said, "
+            "last_met = excluded.last_met, overcome = 0",
+            (
+                exercise_id,
+                mistake.label,
+                lesson,
+                int(mistake.with_evidence),
+                mistake.said,
+                now,
+                now,
+            ),
+        )
 
 
 def answer_fingerprint(submission) -> str:
@@ -273,20 +327,47 @@ def latest_results(path: Path | None = None) -> dict[str, str]:
     return _read_only_results(path)
 
 
-def _read_only_results(path: Path) -> dict[str, str]:
-    """The results of a file whose folder is read-only: opened read-only, or, where SQLite
-    cannot (WAL with no ``-shm`` file), as an immutable file (a ``-wal`` file left unmerged,
-    if any, is not seen)."""
+def _read_only_results(path: Path, query: str = "SELECT exercise_id, status FROM results"):
+    """The rows of ``query`` (by default the results, as a dict) from a file whose folder is
+    read-only: opened read-only, or, where SQLite cannot (WAL with no ``-shm`` file), as an
+    immutable file (a ``-wal`` file left unmerged, if any, is not seen)."""
     from contextlib import closing
 
     error = None
     for mode in ("mode=ro", "immutable=1"):
         try:
             with closing(sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True)) as db:
-                return dict(db.execute("SELECT exercise_id, status FROM results"))
+                rows = db.execute(query).fetchall()
+                return dict(rows) if query.startswith("SELECT exercise_id, status ") else rows
         except sqlite3.OperationalError as err:
             error = err
     raise error
+
+
+_MISTAKES_QUERY = (
+    "SELECT exercise_id, label, lesson, times, with_evidence, said, overcome "
+    "FROM misconceptions ORDER BY first_met, exercise_id, label"
+)
+
+
+def met_mistakes(path: Path | None = None) -> list[MetMistake]:
+    """The misconceptions recorded in the progress file, in the order first met (a file of
+    an earlier version, with no such table yet, has none)."""
+    path = database_path() if path is None else path
+    if not path.exists():
+        return []
+    try:
+        try:
+            rows = _connection(path).execute(_MISTAKES_QUERY).fetchall()
+        except sqlite3.OperationalError:
+            if not _read_only(path):
+                raise
+            rows = _read_only_results(path, _MISTAKES_QUERY)
+    except sqlite3.OperationalError as err:
+        if "no such table" in str(err):
+            return []
+        raise
+    return [MetMistake(*row[:6], bool(row[6])) for row in rows]
 
 
 def reset(path: Path | None = None) -> str:
@@ -343,6 +424,7 @@ class ProgressReport:
 
     lessons: tuple[LessonProgress, ...]
     note: str = ""
+    mistakes: tuple[MetMistake, ...] = ()  # the typical mistakes met, in the order first met
 
     def __str__(self) -> str:
         width = max([len("lesson")] + [len(p.lesson) for p in self.lessons])
@@ -353,6 +435,10 @@ class ProgressReport:
         total = sum(p.total for p in self.lessons)
         rows.append(f"{done} of {total} exercises done.")
         rows.extend(f"Not started in {p.lesson}: {', '.join(p.missing)}" for p in self._begun())
+        if self.mistakes:
+            rows.append(MISTAKES_HEADING)
+            for m in self.mistakes:
+                rows.append(f"  {m.exercise_id}: {m.shown} ({m.times_text}; {m.overcome_text})")
         if self.note:
             rows.append(self.note)
         return "\n".join(rows)
@@ -395,7 +481,27 @@ class ProgressReport:
             f'<table class="course-progress"><thead><tr>{head}</tr></thead><tbody>{body}'
             f"</tbody></table><div>{done} of {total} exercises done.</div>{note}"
         )
-        return {"text/plain": str(self), "text/html": table}
+        return {"text/plain": str(self), "text/html": table + self._mistakes_html(cell)}
+
+    def _mistakes_html(self, cell: str) -> str:
+        if not self.mistakes:
+            return ""
+        head = "".join(
+            f"<th {cell.format('left')}>{h}</th>"
+            for h in ("exercise", "typical mistake", "met", "overcome")
+        )
+        body = "".join(
+            f"<tr><td {cell.format('left')}><code>{html.escape(m.exercise_id)}</code></td>"
+            f"<td {cell.format('left')}>{html.escape(m.shown)}</td>"
+            f"<td {cell.format('left')}>{html.escape(m.times_text)}</td>"
+            f"<td {cell.format('left')}>{html.escape(m.overcome_text)}</td></tr>"
+            for m in self.mistakes
+        )
+        return (
+            f"<div>{html.escape(MISTAKES_HEADING)}</div>"
+            f'<table class="course-mistakes"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table>"
+        )
 
 
 def summarize(results: dict[str, str]) -> tuple[LessonProgress, ...]:
@@ -435,12 +541,13 @@ def progress(path: Path | None = None) -> ProgressReport:
     shown = database_path() if path is None else Path(path)
     try:
         results = latest_results(None if path is None else Path(path))
+        mistakes = tuple(met_mistakes(None if path is None else Path(path)))
         note = f"Note: {read_only_message(shown)}." if shown.exists() and _read_only(shown) else ""
     except sqlite3.Error as err:
-        results, note = {}, f"The progress file could not be read: {err}"
+        results, mistakes, note = {}, (), f"The progress file could not be read: {err}"
     except CourseError as err:
-        results, note = {}, str(err)
-    return ProgressReport(summarize(results), note)
+        results, mistakes, note = {}, (), str(err)
+    return ProgressReport(summarize(results), note, mistakes)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -40,6 +40,9 @@ class Diagnosis:
     # the typical mistake the answer was diagnosed as (a misconception, a forbidden pattern):
     # what the first hint after this check addresses ("" for none)
     mistake: str = ""
+    # the label of the catalogued misconception the answer matched ("" for none): what the
+    # learner's progress and the grader's class report count (``checking.mistakes``)
+    misconception: str = ""
 
     @property
     def passed(self) -> bool:

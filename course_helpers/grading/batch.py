@@ -51,6 +51,10 @@ def grade_batch(args) -> int:
     key = load_key(args.key_file) if args.key_file else run_key()
     assignment = assignment_exercises(args.assignment) if args.assignment else []
     prepare(_needed_ids([path for path, _ in keyed], assignment))  # before any submission runs
+    if args.class_report or args.results_format == "prairielearn":
+        from course_helpers.grading.classreport import prepare_pictures
+
+        prepare_pictures()  # matplotlib's modules too are imported before any submission runs
     snapshot = package_snapshot()  # after preparing: its own __pycache__ files are in it
     # judging processes are forked from a server forked now: before any submission runs,
     # and before this process starts threads
@@ -153,7 +157,9 @@ def _grade_all(args, keyed, key, snapshot, judge_server, assignment) -> int:
     grades = [results[path] for path in paths]
     print(score_table(grades))
     names = [name for _, name in keyed]
-    write_reports(args, grades, names, key, shard=args.shard, seconds=time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    if write_reports(args, grades, names, key, shard=args.shard, seconds=seconds):
+        return 2
     status = exit_status(grades)
     if status == GRADER_FAILED:
         reason = grader_failure(grades)
@@ -187,11 +193,12 @@ def hidden_folders(paths: list[str]) -> list[Path]:
     return sorted(found)
 
 
-def write_reports(args, grades, keys, key, *, shard=None, finished=(), seconds=None) -> None:
+def write_reports(args, grades, keys, key, *, shard=None, finished=(), seconds=None) -> str:
     """(Re)write the report files for ``grades`` so far (with their shard ``keys``, signed
     with ``key``), the per-student files of the notebooks that just ``finished``, and, once
-    the batch is done (``seconds`` given), the platform's results file. The same for a run,
-    a shard, a merge. Each file is written whole, then moved into place."""
+    the batch is done (``seconds`` given), the platform's results file and the class report.
+    The same for a run, a shard, a merge. Each file is written whole, then moved into place.
+    Returns what could not be written ("" when all was), said on stderr too."""
     if args.json:
         _replace(args.json, to_json(grades, keys, shard, key))
     if args.junit:
@@ -210,6 +217,16 @@ def write_reports(args, grades, keys, key, *, shard=None, finished=(), seconds=N
         target = args.results or DEFAULT_PATHS[args.results_format]
         ids = assignment_exercises(args.assignment)
         write_results(grades, args.results_format, target, seconds, ids)
+    if getattr(args, "class_report", None) and seconds is not None:
+        from course_helpers.errors import CourseError
+        from course_helpers.grading.classreport import write_class_report
+
+        try:
+            write_class_report(grades, args.class_report, keys, learners=args.class_report_learners)
+        except CourseError as err:
+            print(f"grade: {err}", file=sys.stderr, flush=True)
+            return str(err)
+    return ""
 
 
 def per_student_path(folder: Path, key: str) -> Path:

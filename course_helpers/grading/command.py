@@ -7,6 +7,8 @@
 (a PATH may be a folder: its ``*.ipynb`` files, in subfolders too, are graded in name
 order), and ``python -m course_helpers grade merge REPORT... --key-file K [--json F]
 [--csv F] [--junit F]`` for the reports of shards (:mod:`course_helpers.grading.shards`).
+Both take ``--class-report DIR [--class-report-learners]``: what the class gets wrong, for
+instructors (:mod:`course_helpers.grading.classreport`).
 
 Each notebook is run by a worker process (``grading.worker``; isolated with bubblewrap where
 it works, within one resource budget per notebook: see :mod:`course_helpers.grading.sandbox`
@@ -165,6 +167,16 @@ def _add_report_options(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="where --results-format writes (default: the platform's own path)",
     )
+    parser.add_argument(
+        "--class-report",
+        metavar="DIR",
+        help="also write the class report into DIR: pictures (index.html), JSON and CSV",
+    )
+    parser.add_argument(
+        "--class-report-learners",
+        action="store_true",
+        help="name each notebook in the class report (default: counts only, no names)",
+    )
 
 
 def merge_main(argv: list[str]) -> int:
@@ -197,7 +209,8 @@ def merge_main(argv: list[str]) -> int:
     from course_helpers.grading.batch import write_reports
 
     print(score_table(grades))
-    write_reports(args, grades, keys, key, seconds=0.0)
+    if write_reports(args, grades, keys, key, seconds=0.0):
+        return 2
     return exit_status(grades)
 
 
@@ -260,6 +273,14 @@ def output_problem(args) -> str:
             return str(err)
         target = args.results or DEFAULT_PATHS[args.results_format]
         problem = _file_problem("--results", target, create_folder=True)
+        if problem:
+            return problem
+    if args.class_report_learners and not args.class_report:
+        return "--class-report-learners names notebooks in the class report: add --class-report DIR"
+    if args.class_report:
+        from course_helpers.grading.classreport.files import folder_problem
+
+        problem = folder_problem(args.class_report)
         if problem:
             return problem
     if args.key_file:

@@ -9,7 +9,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from course_helpers.checking.judges import JUDGES, judge
+from course_helpers.checking.judges import judge
 from course_helpers.checking.submissions import read_grader_log
 from course_helpers.grading.judging import DEFAULT_JUDGE_TIMEOUT, refused_imports
 from course_helpers.grading.tampering import suspicious_code
@@ -34,6 +34,9 @@ class ExerciseGrade:
     misconception: str = ""  # the catalogued mistake the graded answer is ("" for none)
     hints: int = 0  # the highest hint tier shown while graded (as the kernel said)
     solution_shown: bool = False  # the solution was asked for while graded (ditto)
+    # each counted attempt as judged here: its status, and the misconception it was diagnosed
+    # as, its evidence state and what was said of it (grading.classreport.observations)
+    tries: list = field(default_factory=list)
 
 
 @dataclass
@@ -286,7 +289,9 @@ _FIELDS = {f.name: f.type for f in fields(ExerciseGrade)}
 
 def _decode(result: dict, ids: list[str]) -> tuple[list[ExerciseGrade], str]:
     """:func:`judge_answers`' result back as grades, checked field by field."""
-    types = {"str": str, "int": int, "bool": bool}
+    from course_helpers.grading.classreport.observations import tries_from_json
+
+    types = {"str": str, "int": int, "bool": bool, "list": list}
     grades = []
     for item, exercise_id in zip(result["grades"], ids, strict=True):
         if set(item) != set(_FIELDS):
@@ -294,7 +299,7 @@ def _decode(result: dict, ids: list[str]) -> tuple[list[ExerciseGrade], str]:
         for name, kind in _FIELDS.items():
             if type(item[name]) is not types[kind]:
                 raise TypeError(f"{name} is {type(item[name]).__name__}")
-        grade = ExerciseGrade(**item)
+        grade = ExerciseGrade(**{**item, "tries": tries_from_json(item["tries"])})
         if grade.known and grade.exercise_id != exercise_id:
             raise ValueError(f"{grade.exercise_id} for {exercise_id}")
         grades.append(grade)
@@ -380,48 +385,39 @@ def _grade_exercise(
             exercise.id, "not_attempted", "No answer was checked.", 0,
             hints=tier, solution_shown=solution,
         )  # fmt: skip
-    verdicts = [_judge_one(exercise, s) for s in tries]
+    from course_helpers.grading.classreport.observations import observe
+
+    verdicts = [_verdict(exercise, s) for s in tries]
     index = 0 if first else len(tries) - 1
-    status, message = verdicts[index]
+    status, message, label = verdicts[index]
+    counted = _distinct_attempts(tries, verdicts)
     return ExerciseGrade(
         exercise.id,
         status,
         message,
         int(status == "passed"),
-        attempts=_distinct_attempts(tries, verdicts),
+        attempts=len(counted),
         first_attempt=verdicts[0][0],
-        misconception=_misconception(exercise, tries[index], status),
+        misconception=label,  # as the judge diagnosed it (what the learner was told)
         hints=tier,
         solution_shown=solution,
+        tries=observe(exercise.id, [tries[i] for i in counted], [verdicts[i] for i in counted]),
     )
 
 
-def _misconception(exercise, submission, status: str) -> str:
-    """The label of the catalogued mistake a failed answer is ("" for none)."""
-    if status not in ("failed", "error") or not isinstance(submission, dict):
-        return ""
-    from course_helpers.checking import misconceptions
-
-    try:
-        found = misconceptions.match(exercise, submission.get("answer"), JUDGES)
-    except Exception:
-        return ""
-    return found.label if found is not None else ""
-
-
-def _distinct_attempts(tries: list, verdicts: list) -> int:
-    """Attempts as the learner's progress counts them: an answer checked again right after
-    itself, with the same verdict (a cell run twice), is one attempt."""
+def _distinct_attempts(tries: list, verdicts: list) -> list[int]:
+    """The attempts as the learner's progress counts them (their indices): an answer checked
+    again right after itself, with the same verdict (a cell run twice), is one attempt."""
     from course_helpers.checking.progress import answer_fingerprint
 
-    count, last = 0, None
-    for submission, (status, _) in zip(tries, verdicts, strict=True):
+    counted, last = [], None
+    for index, (submission, (status, *_)) in enumerate(zip(tries, verdicts, strict=True)):
         valid = status != "rejected" and isinstance(submission, dict)
         key = (answer_fingerprint(submission), status) if valid else None
         if key is None or not key[0] or key != last:
-            count += 1
+            counted.append(index)
         last = key
-    return count
+    return counted
 
 
 MAX_PAYLOAD_MB = 64  # tensor data one recorded answer may hold, in all
@@ -462,8 +458,13 @@ def payload_problem(record) -> str:
 
 def _judge_one(exercise, submission) -> tuple[str, str]:
     """(status, message) for one recorded submission, rejecting what collect never makes."""
+    return _verdict(exercise, submission)[:2]
+
+
+def _verdict(exercise, submission) -> tuple[str, str, str]:
+    """:func:`_judge_one`, and the label of the misconception the judge diagnosed ("")."""
     if isinstance(submission, str):  # it could not be saved or loaded: only it is lost
-        return "rejected", f"This recorded answer is {submission}: it could not be judged."
+        return "rejected", f"This recorded answer is {submission}: it could not be judged.", ""
     if not isinstance(submission, dict) or set(submission) - {
         "format",
         "exercise_id",
@@ -472,11 +473,12 @@ def _judge_one(exercise, submission) -> tuple[str, str]:
         "method",  # what the learner's code used (method checks), judged by judge()
         "code",  # the answer's code as text: the evidence a named mistake needs
     }:
-        return "rejected", "The recorded answer is malformed (not a submission made by check)."
+        return "rejected", "The recorded answer is malformed (not a submission made by check).", ""
     if submission.get("learner_record"):
-        return "rejected", "The answer is a hand-made record (a dict shaped like the checker's)."
+        why = "The answer is a hand-made record (a dict shaped like the checker's)."
+        return "rejected", why, ""
     reason = invalid_reason(submission.get("answer")) or payload_problem(submission)
     if reason:
-        return "rejected", f"The recorded answer was rejected: {reason}."
+        return "rejected", f"The recorded answer was rejected: {reason}.", ""
     verdict = judge(exercise, submission)
-    return verdict.status, verdict.message
+    return verdict.status, verdict.message, verdict.misconception

@@ -21,6 +21,12 @@ assignment's, and the output says they were not counted.
 
 A notebook flagged "needs review" is said so in the submission's output; the score is
 unchanged (a flag is not a verdict, see docs/grading.md).
+
+The class summary (``grading.classreport``) goes where each format has room for it:
+Gradescope's ``extra_data`` ("extra data to be stored", not shown to the learner) holds its
+figures, and each test's ``extra_data`` the typical mistakes diagnosed in that exercise and
+the hints the notebook reported; PrairieLearn's ``images`` (pictures shown with the results,
+within its 1 MB limit) holds its overview picture.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import json
 from pathlib import Path
 
 from course_helpers.errors import CourseError
+from course_helpers.grading.classreport.model import build
 from course_helpers.grading.grade import ExerciseGrade, NotebookGrade
 
 FORMATS = ("gradescope", "prairielearn")
@@ -88,6 +95,25 @@ def _summary(grades: list[NotebookGrade], ids: list[str] | None) -> str:
     return "\n".join(lines)
 
 
+def _observed(e) -> dict:
+    """What a Gradescope test stores about one exercise's attempts (see the docstring)."""
+    met = [
+        {"misconception": t["misconception"], "evidence": t["evidence"]}
+        for t in e.tries
+        if t.get("misconception")
+    ]
+    hints = {"highest_tier": e.hints, "solution_shown": e.solution_shown}
+    return {"attempts": e.attempts, "misconceptions": met, "hints_reported": hints}
+
+
+def _class_report(best):
+    """The class report of the submission's graded result (one grade per exercise)."""
+    return build([NotebookGrade("submission", "completed", [e for _, e in best])])
+
+
+IMAGE_LIMIT = 600_000  # bytes of base64 picture at most: PrairieLearn takes 1 MB in all
+
+
 def to_gradescope(
     grades: list[NotebookGrade], seconds: float = 0.0, ids: list[str] | None = None
 ) -> dict:
@@ -103,6 +129,7 @@ def to_gradescope(
             "number": str(number),
             "output": f"{e.status}: {e.message}" + (f" ({name})" if name else ""),
             "visibility": "visible",
+            "extra_data": _observed(e),
         }
         for number, (name, e) in enumerate(best, start=1)
     ]
@@ -112,7 +139,10 @@ def to_gradescope(
         "output": _summary(grades, ids) or "No notebook was found in the submission.",
         "visibility": "visible",
         "stdout_visibility": "hidden",  # the grader's own log, for instructors only
-        "extra_data": {"needs_review": [r for nb in grades for r in nb.review]},
+        "extra_data": {
+            "needs_review": [r for nb in grades for r in nb.review],
+            "class_summary": _class_report(best).summary(),
+        },
         "tests": tests,
     }
 
@@ -129,9 +159,20 @@ def to_prairielearn(grades: list[NotebookGrade], ids: list[str] | None = None) -
         }
     best = best_per_exercise(grades, ids)
     score = sum(e.points for _, e in best)
+    report = _class_report(best)
+    images = []
+    if report.exercises:
+        import base64
+
+        from course_helpers.grading.classreport import figures
+
+        picture = base64.b64encode(figures.png(figures.overview(report))).decode("ascii")
+        if len(picture) <= IMAGE_LIMIT:
+            images.append({"label": "Class summary", "url": f"data:image/png;base64,{picture}"})
     return {
         "gradable": True,
         "score": score / len(best),
+        "images": images,
         "message": f"{score} of {len(best)} exercises passed.",
         "output": _summary(grades, ids),
         "tests": [

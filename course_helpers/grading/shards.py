@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course_helpers.errors import CourseError
+from course_helpers.grading.classreport.observations import tries_from_json
 from course_helpers.grading.grade import ExerciseGrade, NotebookGrade
 
 # the ``--json`` report's format, written into every report and checked by the merge
@@ -172,6 +173,7 @@ def _notebook(nb: dict) -> NotebookGrade:
             str(e["misconception"]),
             int(e["hints"]),
             bool(e["solution_shown"]),
+            tries_from_json(e["tries"]),
         )
         if grade.status not in _STATUSES or grade.points != int(grade.status == "passed"):
             raise ValueError(f"{grade.exercise_id}: {grade.points} points for {grade.status}")
