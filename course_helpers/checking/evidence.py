@@ -37,40 +37,19 @@ def read_code(exercise, answer: Any) -> dict | None:
     if exercise.kind not in ("value", "function", "autograd"):
         return None  # predictions: the answer is a thought, not code
     try:
+        from course_helpers.checking import answer_code
         from course_helpers.checking.method_checks import _source_of
 
         text, where = _source_of(exercise, answer)
         if text.strip() and exercise.kind == "function" and callable(answer):
             text = "\n\n".join([text, *_helper_sources(answer)])
         if not text.strip() and not (exercise.kind == "function" and callable(answer)):
-            text, where = _executing_cell(), "answer cell"
+            text, where = answer_code.executing_cell(), "answer cell"
     except Exception:
         return None
     if not text.strip():
         return None
     return {"where": where, "text": text[:MAX_CODE_CHARS]}
-
-
-def _executing_cell() -> str:
-    """The code of the cell the kernel is running, from the execute request itself: IPython
-    keeps no history of a cell run with ``store_history=False`` (as nbval runs them)."""
-    import sys
-
-    if "IPython" not in sys.modules:
-        return ""
-    from IPython import get_ipython
-
-    kernel = getattr(get_ipython(), "kernel", None)
-    get_parent = getattr(kernel, "get_parent", None)
-    if get_parent is None:  # a terminal IPython: no kernel, no request
-        return ""
-    try:
-        parent = get_parent("shell")
-    except TypeError:  # an ipykernel older than 6
-        parent = getattr(kernel, "_parent", None)
-    content = parent.get("content") if isinstance(parent, dict) else None
-    code = content.get("code") if isinstance(content, dict) else None
-    return code if isinstance(code, str) else ""
 
 
 def _helper_sources(function) -> list[str]:

@@ -19,8 +19,12 @@ from course_helpers.checking.submissions import SUBMISSION_FORMAT
 
 def judge(exercise, submission: dict) -> dx.Diagnosis:
     """Compare a submission with the exercise's reference. Pure; never raises; silent of
-    the warnings its test inputs make (see :func:`quiet`)."""
-    with quiet():
+    the warnings its test inputs make (see :func:`quiet`). References and the catalogue's
+    wrong answers are computed in a fresh kernel's state (``lessons.model.known_state``),
+    whatever the notebook left switched."""
+    from course_helpers.lessons.model import known_state
+
+    with quiet(), known_state():
         return _judge(exercise, submission)
 
 
@@ -69,7 +73,7 @@ def _judge(exercise, submission: dict) -> dx.Diagnosis:
             verdict = _explain_misconception(exercise, answer, verdict, submission.get("code"))
         if "method" in submission and verdict.status in ("passed", "failed"):
             verdict = _with_method_note(exercise, submission["method"], verdict)
-        return verdict
+        return _with_notebook_state(submission.get("notebook"), verdict)
     except Exception as err:
         from course_helpers.errors import ReferenceHidden
 
@@ -105,6 +109,33 @@ def _with_method_note(exercise, record, verdict: dx.Diagnosis) -> dx.Diagnosis:
         text = "The values are right, but not the way the task asks. " + note
         return dx.Diagnosis("failed", text, mistake=note)
     return dx.Diagnosis("failed", f"{verdict.message}\n{note}", mistake=verdict.mistake or note)
+
+
+# the first hint after a check that found recording left off
+GRAD_OFF_QUESTION = (
+    "Is gradient recording on in your notebook now? `torch.is_grad_enabled()` tells you; which "
+    "of your statements switched it off without a `with` block?"
+)
+
+
+def _with_notebook_state(state, verdict: dx.Diagnosis) -> dx.Diagnosis:
+    """An answer checked while the notebook has gradient recording switched off does not pass:
+    the cell (or one before it) left the notebook broken for every later cell."""
+    from course_helpers.checking.left_behind import notebook_state_text
+
+    note = notebook_state_text(state)
+    if not note or verdict.status not in ("passed", "failed", "error"):
+        return verdict
+    if verdict.passed:
+        return dx.Diagnosis("failed", note, mistake=GRAD_OFF_QUESTION)
+    if verdict.status == "error" and not verdict.learner_error:
+        return verdict
+    return dx.Diagnosis(
+        verdict.status,
+        f"{verdict.message}\n{note}",
+        verdict.learner_error,
+        mistake=verdict.mistake or GRAD_OFF_QUESTION,
+    )
 
 
 def _explain_misconception(exercise, answer, verdict: dx.Diagnosis, code=None) -> dx.Diagnosis:

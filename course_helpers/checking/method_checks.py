@@ -10,11 +10,11 @@ graph (``Exercise.must_build_no_graph``) and how often a function must call a to
 (``checking.answer_code``): a forbidden pattern in the check's cell or the checked function
 (with the notebook functions it calls); a required one in every cell run for the exercise, or
 in that function. A function is called once more on the exercise's cases while torch calls
-are counted (operations that record a ``grad_fn``; ``backward``, ``grad``, ...). Gradient
-mode at the time of a cell's check is noted. The result is a plain record (strings, ints,
-bools) that travels in the submission, so the grader judges the same findings outside the
-kernel. Outside IPython a cell cannot be read: the record then says "not checked" and
-nothing fails for it.
+are counted (operations that record a ``grad_fn``; ``backward``, ``grad``, ...). The result
+is a plain record (strings, ints, bools) that travels in the submission, so the grader judges
+the same findings outside the kernel (gradient mode left off by a cell is read by
+``checking.left_behind.notebook_state``, for every exercise). Outside IPython a cell cannot
+be read: the record then says "not checked" and nothing fails for it.
 """
 
 from __future__ import annotations
@@ -142,7 +142,6 @@ def wants_inspection(exercise) -> bool:
         or getattr(exercise, "check_leaf_grads", False)
         or getattr(exercise, "check_step_order", False)
         or getattr(exercise, "min_calls", None)
-        or getattr(exercise, "context", "") == "no_graph"
         or getattr(exercise, "rank_rows", 0)
     )
 
@@ -196,10 +195,6 @@ def _inspect(exercise, answer, answer_code) -> dict:
         }
         if found_as:
             record["found_as"] = found_as
-    if not is_function and exercise.kind in ("value", "autograd"):
-        import torch
-
-        record["grad_mode"] = torch.is_grad_enabled()
     if exercise.kind == "function" and callable(answer) and _wants_probe(exercise):
         record.update(probe_calls(exercise, answer))
     if getattr(exercise, "keep_lines", "") and own and not is_function:
@@ -312,18 +307,7 @@ def verdict_note(exercise, record: Any, values_right: bool = True) -> str:
             "this task must build no graph at all (returning a detached result is not enough). "
             "Put the computation under `with torch.no_grad():`."
         )
-    if record.get("grad_mode") is False and getattr(exercise, "context", "") == "no_graph":
-        notes.append(GRAD_MODE_OFF)
     return "\n".join(notes)
-
-
-GRAD_MODE_OFF = (
-    "Gradient recording is switched off in your notebook now: `torch.set_grad_enabled(False)` "
-    "(or `torch.no_grad()` entered without `with`) stays in force after the cell, so every "
-    "later cell silently records no graph and training there learns nothing. Run "
-    "`torch.set_grad_enabled(True)`, then put the evaluation in a block, `with torch.no_grad():`, "
-    "which switches recording back on when it ends."
-)
 
 
 def probe_calls(exercise, function) -> dict:

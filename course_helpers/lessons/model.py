@@ -25,6 +25,7 @@ error     "which error does this raise": the answer is the exception class itsel
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -168,11 +169,30 @@ def _build(builder: Callable[[], Any]) -> Any:
 
 def fresh_rng(make: Callable[[], Any]) -> Any:
     """``make()`` in a forked copy of torch's global CPU generator: building a reference or
-    test inputs (e.g. an ``nn.Linear``'s initial weights) never moves the learner's RNG."""
+    test inputs (e.g. an ``nn.Linear``'s initial weights) never moves the learner's RNG. It
+    runs in the :func:`known_state`, so it never depends on what the notebook left switched."""
     import torch
 
-    with torch.random.fork_rng(devices=[]):
+    with torch.random.fork_rng(devices=[]), known_state():
         return make()
+
+
+@contextlib.contextmanager
+def known_state():
+    """A block in the state a fresh kernel starts in, whatever the notebook switched: gradient
+    recording on and the default dtype float32 (put back as they were afterwards). References,
+    test inputs, the catalogue's wrong answers and the checker's calls of a learner's function
+    run in it, so a cell that left recording off changes no verdict (it is told so instead:
+    ``checking.left_behind.notebook_state``)."""
+    import torch
+
+    dtype = torch.get_default_dtype()
+    try:
+        torch.set_default_dtype(torch.float32)
+        with torch.enable_grad():
+            yield
+    finally:
+        torch.set_default_dtype(dtype)
 
 
 @dataclass(frozen=True)
