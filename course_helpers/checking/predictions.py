@@ -314,4 +314,6 @@ def _as_int_tuple(record: Any) -> tuple | None:
 def labelled(result: Diagnosis, label: str) -> Diagnosis:
     if result.message.startswith(label):
         return result
-    return Diagnosis(result.status, f"{label}: {result.message}", mistake=result.mistake)
+    return Diagnosis(
+        result.status, f"{label}: {result.message}", mistake=result.mistake, advice=result.advice
+    )
