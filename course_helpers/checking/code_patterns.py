@@ -190,6 +190,31 @@ def shown(pattern: str) -> str:
     return " or ".join(f"`with torch.{alternative}()`" for alternative in name.split("|"))
 
 
+def used(pattern: str) -> str:
+    """How the pattern reads after "Your code ", as the code holds it: "calls `cdist`",
+    "uses `.data`", "has a `with` block on `no_grad`", "passes `retain_graph=` to `backward`"."""
+    kind, _, name = pattern.partition(":")
+    names = name.split("|")
+    if kind in ("call", "many"):
+        calls = " or ".join(
+            f"`{n[:-2]}` with no arguments" if n.endswith("()") else f"`{n}`" for n in names
+        )
+        return f"calls {calls}" + (" more than once" if kind == "many" else "")
+    if kind == "attr":
+        return " or ".join(f"uses `.{n}`" for n in names)
+    if kind == "with":
+        return "has a `with` block on " + " or ".join(f"`{n}`" for n in names)
+    if kind == "op":
+        return f"uses {shown(pattern)}"
+    if kind == "loop":
+        return "uses a Python loop"
+    if kind == "kw":
+        calls, _, keyword = name.rpartition(".")
+        target = " or ".join(f"`{c}`" for c in calls.split("|")) if calls else ""
+        return f"passes `{keyword}=`" + (f" to {target}" if target else "")
+    return f"uses {shown(pattern)}"
+
+
 def parse(source: str) -> ast.AST | None:
     """``source`` as a tree (IPython magics and shell escapes dropped); None when it is no
     Python."""

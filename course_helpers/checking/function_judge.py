@@ -4,8 +4,10 @@ cases, compared run by run with the reference function's (outputs, errors, chang
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 from course_helpers.checking import diagnosis as dx
+from course_helpers.checking.autograd_judge import task_context
 from course_helpers.checking.submissions import CASE_SEED, call_and_record, is_tensor
 from course_helpers.lessons.model import fresh_rng
 
@@ -107,7 +109,7 @@ def _judge_run(exercise, args: tuple, run: dict, wanted: dict, where: str) -> dx
                 subject=f"argument {i} after your function ran",
             )
             if not verdict.passed:
-                return dx.failed(f"{where}: {_lower_first(verdict.message)}")
+                return _at(where, verdict)
     else:
         # a change the reference makes too (e.g. training a model) is part of the task
         allowed = wanted["mutated"]
@@ -148,17 +150,19 @@ def _judge_run(exercise, args: tuple, run: dict, wanted: dict, where: str) -> dx
         inputs=inputs,
         subject="Your function's output",
         in_function=True,
+        context=task_context(exercise),
     )
     if verdict.status == "not_attempted":
         return dx.failed(f"{where}: your function returned None; did you forget `return`?")
     if verdict.passed:
         return verdict
-    return dx.Diagnosis(
-        verdict.status,
-        f"{where}: {_lower_first(verdict.message)}",
-        verdict.learner_error,
-        mistake=verdict.mistake,  # the question the first hint asks about it
-    )
+    return _at(where, verdict)
+
+
+def _at(where: str, verdict: dx.Diagnosis) -> dx.Diagnosis:
+    """``verdict`` about one test input: its message after ``where``, the rest kept (the
+    question the first hint asks, the generic advice)."""
+    return dataclasses.replace(verdict, message=f"{where}: {_lower_first(verdict.message)}")
 
 
 def _submodule_mode(where: str, i: int, which: str) -> str:

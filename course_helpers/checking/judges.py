@@ -12,7 +12,7 @@ import warnings
 
 from course_helpers.checking import diagnosis as dx
 from course_helpers.checking import predictions as pred
-from course_helpers.checking.autograd_judge import judge_autograd
+from course_helpers.checking.autograd_judge import judge_autograd, task_context
 from course_helpers.checking.function_judge import judge_function
 from course_helpers.checking.submissions import SUBMISSION_FORMAT
 
@@ -67,9 +67,12 @@ def _judge(exercise, submission: dict) -> dx.Diagnosis:
 
             verdict = conceal(exercise, answer, verdict)
         step_order = (submission.get("method") or {}).get("step_order")
-        if (verdict.status == "failed" or verdict.learner_error) and not step_order:
+        if (verdict.status == "failed" or verdict.learner_error) and not (
+            step_order or verdict.wrong_format
+        ):
             # (a step in the wrong order is named by the method note below instead: it can
-            # give the same values as a different typical mistake)
+            # give the same values as a different typical mistake; an answer in the wrong form,
+            # e.g. a tensor's .grad for the tensor, is told only that)
             verdict = _explain_misconception(exercise, answer, verdict, submission.get("code"))
         if "method" in submission and verdict.status in ("passed", "failed"):
             verdict = _with_method_note(exercise, submission["method"], verdict)
@@ -108,7 +111,23 @@ def _with_method_note(exercise, record, verdict: dx.Diagnosis) -> dx.Diagnosis:
     if verdict.passed:
         text = "The values are right, but not the way the task asks. " + note
         return dx.Diagnosis("failed", text, mistake=note)
-    return dx.Diagnosis("failed", f"{verdict.message}\n{note}", mistake=verdict.mistake or note)
+    text = verdict.observed  # the note is more specific than the generic advice
+    for line in note.split("\n"):
+        text = _merged(text, line)
+    return dx.Diagnosis("failed", text, mistake=verdict.mistake or note)
+
+
+def _merged(message: str, line: str) -> str:
+    """``line`` added to ``message``: as a new paragraph, or, when ``message`` already has a
+    paragraph that says the same "Your code calls `x`", at the end of that one."""
+    lead, colon, rest = line.partition(": ")
+    if lead.startswith("Your code ") and colon:
+        paragraphs = message.split("\n")
+        for index, paragraph in enumerate(paragraphs):
+            if paragraph.startswith(f"{lead}: "):
+                paragraphs[index] = f"{paragraph} {rest[:1].upper()}{rest[1:]}"
+                return "\n".join(paragraphs)
+    return f"{message}\n{line}"
 
 
 # the first hint after a check that found recording left off
@@ -148,10 +167,13 @@ def _explain_misconception(exercise, answer, verdict: dx.Diagnosis, code=None) -
         return verdict
     explained = misconceptions.explain(found, code)
     generic = f": {pred.WORK_IT_OUT}."
+    observed = verdict.observed  # the explanation is more specific than the generic advice
     if verdict.message.endswith(generic):  # a prediction: the explanation replaces the nudge
         text = f"{verdict.message.removesuffix(generic)}: {explained}"
+    elif explained[:1].islower() and observed.endswith(".") and "\n" not in observed:
+        text = f"{observed.removesuffix('.')}: {explained}"  # it continues the sentence
     else:
-        text = f"{verdict.message}\n{explained}"
+        text = f"{observed}\n{explained[:1].upper()}{explained[1:]}"
     # a function that raises keeps its "error" status (its own code raised)
     return dx.Diagnosis(verdict.status, text, verdict.learner_error, mistake=found.hint_text)
 
@@ -162,6 +184,7 @@ def _judge_value(exercise, answer) -> dx.Diagnosis:
         exercise.reference,
         rtol=exercise.rtol,
         atol=exercise.atol,
+        context=task_context(exercise),
     )
     return _with_passed_note(verdict, answer)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from course_helpers.checking.code_patterns import KINDS, parse, shown, uses, valid_pattern
+from course_helpers.checking.code_patterns import KINDS, parse, shown, used, uses, valid_pattern
 
 __all__ = ["KINDS", "WHY", "inspect_answer", "not_checked", "uses", "valid_pattern", "verdict_note"]
 
@@ -268,14 +268,14 @@ def verdict_note(exercise, record: Any, values_right: bool = True) -> str:
     if not isinstance(record, dict):
         return ""
     notes = []
-    used: dict[str, list[str]] = {}  # why -> what the code uses (one note per reason)
+    said: dict[str, list[str]] = {}  # why -> what the code uses (one note per reason)
     parts = record.get("found_as") or {}
     for pattern in list(record.get("found", []) or []):
         if pattern in exercise.forbid:
             why = WHY.get(pattern, "the task forbids it.")
-            used.setdefault(why, []).extend(shown(p) for p in parts.get(pattern) or [pattern])
-    for why, what in used.items():
-        notes.append(f"Your code uses {' and '.join(dict.fromkeys(what))}: {why}")
+            said.setdefault(why, []).extend(used(p) for p in parts.get(pattern) or [pattern])
+    for why, what in said.items():
+        notes.append(f"Your code {' and '.join(dict.fromkeys(what))}: {why}")
     for pattern in list(record.get("missing", []) or []) if values_right else []:
         if pattern in exercise.require:
             text = WHY.get(pattern, f"the task asks for {shown(pattern)}.")
