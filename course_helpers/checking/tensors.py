@@ -234,7 +234,7 @@ def _shape_message(
     if reduction:  # read from the values: the observation holds its own fix
         observation, advice = reduction.rstrip("."), ""
     else:
-        observation, advice = _shape_detail(got, exp)
+        observation, advice = _shape_detail(got, exp, in_function)
         if in_function and advice.startswith(_SIZE_FIXES):  # a fix for this input's sizes
             advice = FUNCTION_SHAPE_ADVICE
             observation += _same_as_an_input(gs, inputs)
@@ -257,7 +257,7 @@ def _close_number(value, exp: dict) -> bool:
     return abs(number - target) <= 1e-5 * max(abs(target), 1.0)
 
 
-def _shape_detail(got: dict, exp: dict) -> tuple[str, str]:
+def _shape_detail(got: dict, exp: dict, in_function: bool = False) -> tuple[str, str]:
     """(what the two shapes show, the fix for a value); for a function the caller replaces a
     fix made for this input's sizes (it would break the others)."""
     gs, es = tuple(got["shape"]), tuple(exp["shape"])
@@ -276,6 +276,10 @@ def _shape_detail(got: dict, exp: dict) -> tuple[str, str]:
     if squeezed_equal and len(es) == len(gs) + 1:
         missing = next(
             (k for k in range(len(es)) if es[k] == 1 and es[:k] + es[k + 1 :] == gs), None
+        )
+    if extra is not None and in_function:
+        return f"it has one dimension too many (an extra size-1 dimension at dim {extra})", (
+            f"Use .squeeze({extra})."  # replaced by the caller: it holds for these sizes only
         )
     if extra is not None:
         return f"it has an extra size-1 dimension at dim {extra}", f"Use .squeeze({extra})."

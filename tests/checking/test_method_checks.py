@@ -336,7 +336,8 @@ def test_a_forbidden_pattern_names_only_the_alternatives_the_code_holds():
     )
     result = check_answer_cell("05.hand_chain_rule", code, {"torch": torch})
     assert result.status == "failed"
-    assert "Your code uses `.backward()` and `.grad`: the task asks for the derivatives" in (
+    # the lead-in says what the code holds, as the evidence lines do ("calls `backward`")
+    assert "Your code calls `backward` and uses `.grad`: the task asks for the derivatives" in (
         result.message
     )
     assert "jacobian" not in result.message and result.message.count("worked out by hand") == 1
