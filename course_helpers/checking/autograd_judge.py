@@ -17,8 +17,8 @@ def judge_autograd(exercise, answer) -> dx.Diagnosis:
             f"Your answer is {dx.python_type_name(answer)}, but the tensor itself is expected "
             "(pass the tensor whose autograd state is checked)."
         )
-    if _looks_like_its_grad(answer, expected):  # a form mistake: told alone (no misconception)
-        return dx.wrong_format(
+    if _looks_like_its_grad(answer, expected):
+        return dx.failed(
             "Your answer looks like a gradient (its values are the expected tensor's .grad): "
             "pass the tensor itself (e.g. w), not its .grad (w.grad)."
         )

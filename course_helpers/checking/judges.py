@@ -67,12 +67,9 @@ def _judge(exercise, submission: dict) -> dx.Diagnosis:
 
             verdict = conceal(exercise, answer, verdict)
         step_order = (submission.get("method") or {}).get("step_order")
-        if (verdict.status == "failed" or verdict.learner_error) and not (
-            step_order or verdict.wrong_format
-        ):
+        if (verdict.status == "failed" or verdict.learner_error) and not step_order:
             # (a step in the wrong order is named by the method note below instead: it can
-            # give the same values as a different typical mistake; an answer in the wrong form,
-            # e.g. a tensor's .grad for the tensor, is told only that)
+            # give the same values as a different typical mistake)
             verdict = _explain_misconception(exercise, answer, verdict, submission.get("code"))
         if "method" in submission and verdict.status in ("passed", "failed"):
             verdict = _with_method_note(exercise, submission["method"], verdict)
@@ -173,7 +170,7 @@ def _explain_misconception(exercise, answer, verdict: dx.Diagnosis, code=None) -
     elif explained[:1].islower() and observed.endswith(".") and "\n" not in observed:
         text = f"{observed.removesuffix('.')}: {explained}"  # it continues the sentence
     else:
-        text = f"{observed}\n{explained[:1].upper()}{explained[1:]}"
+        text = f"{observed}\n{explained}"  # (a lower-case start may be a name: "w's ...")
     # a function that raises keeps its "error" status (its own code raised)
     return dx.Diagnosis(verdict.status, text, verdict.learner_error, mistake=found.hint_text)
 

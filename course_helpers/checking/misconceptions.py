@@ -30,11 +30,15 @@ def match(exercise, answer: Any, judges: dict) -> Misconception | None:
 
     A wrong function matches an entry when it behaves the same on every test input: the
     same outputs, the same error type where the entry raises, and the same changes to its
-    inputs where the entry changes them in place."""
+    inputs where the entry changes them in place. A wrong autograd answer matches when it is
+    the same kind of tensor as well (a leaf or not, requiring grad or not), whatever
+    attributes the exercise compares: "your answer is u" is never said of ``a.grad``."""
     for entry in for_exercise(exercise.id):
         as_reference = dataclasses.replace(exercise, build_reference=entry.build_answer)
         try:
             if not judges[exercise.kind](as_reference, answer).passed:
+                continue
+            if exercise.kind == "autograd" and not _same_kind_of_tensor(as_reference, answer):
                 continue
             if exercise.kind != "function" or _same_changes(as_reference, answer):
                 return entry
@@ -66,6 +70,15 @@ def _only(pattern: str, found: list[str]) -> str:
     """``"call:detach|tensor"`` narrowed to the alternatives the code holds: ``"call:tensor"``."""
     kind = pattern.partition(":")[0]
     return f"{kind}:" + "|".join(hit.partition(":")[2] for hit in found)
+
+
+def _same_kind_of_tensor(as_reference, answer: Any) -> bool:
+    from course_helpers.checking import diagnosis as dx
+
+    entry = dx.describe(as_reference.reference)
+    if dx.kind_of(entry) != "tensor" or dx.kind_of(answer) != "tensor":
+        return True
+    return all(entry[flag] == answer[flag] for flag in ("requires_grad", "is_leaf"))
 
 
 def _same_changes(as_reference, answer: dict) -> bool:

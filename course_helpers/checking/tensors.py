@@ -104,14 +104,16 @@ def diagnose_tensor(
             _DEVICE_QUESTION,
         )
     flags = _autograd_flags_message(got, exp, subject, context)
-    values_wrong = (
+    values_wrong = (  # a recorded result with wrong values: the values are the first thing
         flags is not None
+        and not got["is_leaf"]
         and got["data"] is not None
         and exp["data"] is not None
         and not diagnose_values(got, exp, rtol, atol, subject, inputs, grad_context).passed
     )
     if flags is not None and not values_wrong:
-        # (wrong values as well: they are named first, the graph once they are right)
+        # (a result whose values are wrong as well: its values are named first, its graph
+        # once they are right; a leaf that requires grad is a form to fix at once)
         return advised(*flags, _graph_question(got, exp))
     if exp["data"] is None and got["data"] is None:
         return passed()  # two 'meta' tensors: shape, dtype and device are all there is
