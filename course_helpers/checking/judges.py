@@ -167,8 +167,10 @@ def _explain_misconception(exercise, answer, verdict: dx.Diagnosis, code=None) -
     observed = verdict.observed  # the explanation is more specific than the generic advice
     if verdict.message.endswith(generic):  # a prediction: the explanation replaces the nudge
         text = f"{verdict.message.removesuffix(generic)}: {explained}"
-    elif explained[:1].islower() and observed.endswith(".") and "\n" not in observed:
-        text = f"{observed.removesuffix('.')}: {explained}"  # it continues the sentence
+    elif not exercise.reveal_values and explained[:1].islower() and "\n" not in observed:
+        # a by-hand answer's observation ("Your value is ... smaller than expected."): its
+        # explanations are written, as a prediction's are, to continue that sentence
+        text = f"{observed.removesuffix('.')}: {explained}"
     else:
         text = f"{observed}\n{explained}"  # (a lower-case start may be a name: "w's ...")
     # a function that raises keeps its "error" status (its own code raised)

@@ -156,7 +156,10 @@ def test_the_entrys_own_code_holds_its_evidence_and_is_told_the_cause(entry):
     assert all(hits.values()), f"the wrong answer's own code lacks {hits}"
     verdict = judge(get(entry.exercise_id), _submission(entry, code))
     assert entry.message in verdict.message
-    assert "\nYour code " in verdict.message and entry.cause in verdict.message
+    # the cause continues the lead-in ("Your code calls `x`: wrapping ...")
+    assert "\nYour code " in verdict.message and misconceptions.continued(entry.cause) in (
+        verdict.message
+    )
 
 
 def _another_route(exercise) -> str:
@@ -176,6 +179,7 @@ def test_the_same_values_by_another_route_are_not_told_the_mechanism(entry):
     assert misconceptions.match(exercise, _submission(entry, code)["answer"], _judges()) is entry
     assert entry.message in verdict.message
     assert entry.cause not in verdict.message
+    assert misconceptions.continued(entry.cause) not in verdict.message
     assert "Your code" not in verdict.message and "If your code" not in verdict.message
     assert verdict.mistake == entry.hint  # the next hint claims nothing either
 
@@ -184,7 +188,7 @@ def test_the_same_values_by_another_route_are_not_told_the_mechanism(entry):
 def test_without_code_the_mechanism_is_only_a_possible_cause(entry):
     verdict = judge(get(entry.exercise_id), _submission(entry, None))
     lead = evidence.lead_in(entry.evidence)
-    assert f"\nIf your code {lead}: {entry.cause}" in verdict.message
+    assert f"\nIf your code {lead}: {misconceptions.continued(entry.cause)}" in verdict.message
     assert "\nYour code" not in verdict.message
 
 
@@ -263,11 +267,12 @@ def test_a_cause_without_evidence_is_refused_with_the_fix():
 def test_the_lead_in_names_only_the_alternatives_the_code_holds():
     entry = next(m for m in ENTRIES if m.evidence == ("call:mul_|add_",))
     both = misconceptions.explain(entry, {"text": "c.mul_(9 / 5).add_(32)"})
-    assert f"{entry.message}\nYour code calls `mul_` or `add_`: {entry.cause}" == both
+    cause = misconceptions.continued(entry.cause)
+    assert f"{entry.message}\nYour code calls `mul_` or `add_`: {cause}" == both
     only = misconceptions.explain(entry, {"text": "c = c * 9 / 5\nc.add_(32)"})
-    assert f"{entry.message}\nYour code calls `add_`: {entry.cause}" == only
+    assert f"{entry.message}\nYour code calls `add_`: {cause}" == only
     unread = misconceptions.explain(entry, None)
-    assert f"{entry.message}\nIf your code calls `mul_` or `add_`: {entry.cause}" == unread
+    assert f"{entry.message}\nIf your code calls `mul_` or `add_`: {cause}" == unread
 
 
 def test_a_cell_run_without_history_is_still_read():
@@ -285,3 +290,12 @@ def test_a_cell_run_without_history_is_still_read():
             client.execute_cell(each, index, store_history=False)
     shown = "".join(o.get("data", {}).get("text/plain", "") for o in nb.cells[1].outputs)
     assert "Your code calls `arange`: torch.arange(start, end)" in shown, shown
+
+
+def test_the_cause_continues_the_lead_in_in_lower_case():
+    """r4 walkthrough #2, #30: "Your code calls `tensor`: Wrapping the numbers ..." read as two
+    sentences glued; an ordinary capitalised first word is lowered, names are kept."""
+    assert misconceptions.continued("Wrapping the numbers") == "wrapping the numbers"
+    assert misconceptions.continued("A float argument") == "a float argument"
+    for kept in ("DDP decides", "torch.cdist returns", "CUDA has", "x.grad holds"):
+        assert misconceptions.continued(kept) == kept
