@@ -53,7 +53,8 @@ def _judge(exercise, submission: dict) -> dx.Diagnosis:
             )
         answer = submission.get("answer")
         if _run_failed(exercise, answer):  # lesson 13: a rank crashed or the ranks hung
-            return dx.Diagnosis("error", answer["message"], learner_error=True)
+            message = answer["message"]
+            return dx.Diagnosis("error", message, True, mistake=run_failure_question(message))
         if _not_answered(exercise, answer):
             return dx.not_attempted()
         judge_kind = JUDGES[exercise.kind]
@@ -89,6 +90,23 @@ def _run_failed(exercise, answer) -> bool:
         and dx.kind_of(answer) == "exception"
         and answer.get("name") == "RunFailed"
     )
+
+
+def run_failure_question(message: str) -> str:
+    """The first hint after a failed two-rank run: a question about the failure it reports
+    ("" when the failure says nothing a question could follow; the tiers come then)."""
+    text = message.lower()
+    if "filenotfounderror" in text or "no such file" in text:
+        return (
+            "One rank looked for a file that was not there yet: what makes that rank wait "
+            "until another rank has finished writing it?"
+        )
+    if "did not finish within" in text or "timed out" in text:
+        return (
+            "The ranks waited for each other: which collective (all_reduce, barrier) does one "
+            "rank call that the other never reaches?"
+        )
+    return ""
 
 
 def _not_answered(exercise, answer) -> bool:

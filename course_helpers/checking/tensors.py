@@ -348,9 +348,7 @@ def _broadcast_note(gs: tuple, es: tuple) -> str:
     )
 
 
-def _function_dtype_message(
-    got: dict, exp: dict, subject: str, inputs: tuple
-) -> tuple[str, str]:
+def _function_dtype_message(got: dict, exp: dict, subject: str, inputs: tuple) -> tuple[str, str]:
     """A function's output dtype: name the property that holds for every input, not a cast."""
     gd, ed = got["dtype"], exp["dtype"]
     text = f"{subject} has dtype torch.{gd} but torch.{ed} is expected."
@@ -370,8 +368,7 @@ def _function_dtype_message(
         )
     if any(x["dtype"] == gd for x in tensors):  # the output kept the input's dtype
         return text + " It is the input's own dtype here.", (
-            f"Your function must return torch.{ed} for every input: convert where the task "
-            "says to."
+            f"Your function must return torch.{ed} for every input: convert where the task says to."
         )
     return text, f"Your function must return torch.{ed} for every input."
 
