@@ -95,7 +95,9 @@ def _hv_report():
     return {"status": last[2].status, "message": last[2].message}
 
 
-def _hv_as_numpy(value):
+# The conversions hold no loop of their own (torch's tree_map walks the containers): the method
+# checks read a checked function's notebook helpers, and a learner's .numpy() has no loop.
+def _hv_numpy_leaf(value):
     import numpy as np
     import torch
 
@@ -107,23 +109,25 @@ def _hv_as_numpy(value):
         return np.int64(value)
     if isinstance(value, float):
         return np.float64(value)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_hv_as_numpy(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _hv_as_numpy(v) for k, v in value.items()}
     return value
+
+
+def _hv_python_leaf(value):
+    import torch
+
+    return value.detach().cpu().tolist() if isinstance(value, torch.Tensor) else value
+
+
+def _hv_as_numpy(value):
+    from torch.utils._pytree import tree_map
+
+    return tree_map(_hv_numpy_leaf, value)
 
 
 def _hv_as_python(value):
-    import torch
+    from torch.utils._pytree import tree_map
 
-    if isinstance(value, torch.Tensor):
-        return value.detach().cpu().tolist()
-    if isinstance(value, (list, tuple)):
-        return type(value)(_hv_as_python(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _hv_as_python(v) for k, v in value.items()}
-    return value
+    return tree_map(_hv_python_leaf, value)
 
 
 def _hv_literal(value):
@@ -623,6 +627,56 @@ def _curated() -> dict[str, list[Variant]]:
                 ],
                 "fail",
                 "each sample by exactly one rank",
+            ),
+            Variant(
+                "DistributedSampler's padded shards",
+                [
+                    fn("""
+                    def evaluate(rank, world_size, workdir):
+                        g = torch.Generator().manual_seed(13)
+                        x, y = torch.randn(8, 3, generator=g), torch.randn(8, 1, generator=g)
+                        x, y = x[:5], y[:5]
+                        torch.manual_seed(0)
+                        model = nn.Linear(3, 1)
+                        rows = list(DistributedSampler(range(5), shuffle=False))
+                        with torch.no_grad():
+                            total = F.mse_loss(model(x[rows]), y[rows], reduction="sum")
+                        sums = torch.stack([total, torch.tensor(float(len(rows)))])
+                        dist.all_reduce(sums)
+                        return (sums[0] / sums[1]).item()
+
+
+                    answer = stacked(run_on_two_ranks(evaluate))
+                    check("13.exact_evaluation", answer)
+                    """)
+                ],
+                "fail",
+                "sample 0 twice; told the sampler's padding (the code calls it)",
+            ),
+            Variant(
+                "padded by hand",
+                [
+                    fn("""
+                    def evaluate(rank, world_size, workdir):
+                        g = torch.Generator().manual_seed(13)
+                        x, y = torch.randn(8, 3, generator=g), torch.randn(8, 1, generator=g)
+                        x, y = x[:5], y[:5]
+                        torch.manual_seed(0)
+                        model = nn.Linear(3, 1)
+                        rows = [[0, 2, 4], [1, 3, 0]][rank]
+                        with torch.no_grad():
+                            total = F.mse_loss(model(x[rows]), y[rows], reduction="sum")
+                        sums = torch.stack([total, torch.tensor(float(len(rows)))])
+                        dist.all_reduce(sums)
+                        return (sums[0] / sums[1]).item()
+
+
+                    answer = stacked(run_on_two_ranks(evaluate))
+                    check("13.exact_evaluation", answer)
+                    """)
+                ],
+                "fail",
+                "sample 0 twice; no sampler in the code, so no sampler named",
             ),
         ],
         "13.rank0_checkpoint": [

@@ -87,7 +87,7 @@ STAGES = [
         "unit tests (-n 2)",
         PYTEST
         + XDIST
-        + ["-m", "not browser", "tests"]
+        + ["-m", "not browser and not colab", "tests"]
         + ["--ignore=tests/course/test_exercise_notebooks.py"],
     ),
     (

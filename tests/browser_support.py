@@ -104,12 +104,22 @@ CELLS_DONE = """(indices) => {
     && ![...document.querySelectorAll('.jp-InputPrompt')].some(p => p.textContent.includes('[*]'));
 }"""
 
+
 # every cell trusted, as after Run All, so that the saved notebook is signed and opens trusted
-TRUST_AND_SAVE = """async () => {
+# A page's promise that never settles (a dialog waiting for an answer, a stalled kernel) would
+# hold page.evaluate, which has no timeout, and with it the whole run: these fail instead.
+def _within(seconds: int, what: str) -> str:
+    return (
+        f"new Promise((_, no) => setTimeout(() => no(new Error("
+        f"'{what} within {seconds} s')), {seconds * 1000}))"
+    )
+
+
+TRUST_AND_SAVE = f"""async () => {{
   const w = window.jupyterapp.shell.currentWidget;
   for (const c of w.content.model.cells) c.trusted = true;
-  await w.context.save();
-}"""
+  await Promise.race([w.context.save(), {_within(60, "the notebook was not saved")}]);
+}}"""
 
 
 # A notebook opened to read its stored outputs runs no code, so no kernel is started for it.
@@ -167,8 +177,14 @@ def wait_until_idle(page, timeout_s: float = 240) -> None:
     page.wait_for_function(ALL_DONE, timeout=timeout_s * 1000, polling=500)
 
 
+SHUT_DOWN = f"""() => Promise.race([
+  window.jupyterapp.shell.currentWidget.sessionContext.shutdown(),
+  {_within(60, "the kernel did not shut down")},
+])"""
+
+
 def shutdown_kernel(page) -> None:
-    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
+    page.evaluate(SHUT_DOWN)
 
 
 def screenshot(page, relative: str) -> None:
@@ -290,3 +306,59 @@ def _type_into_cell(page, index: int, text: str) -> None:
             page.keyboard.press("Home")  # undo auto-indent: our lines are top level
         page.keyboard.type(line)
     page.keyboard.press("Shift+Enter")
+
+
+# ------------------------------------------------------------ JupyterLab 4 and Notebook 7 alike
+
+FRONT_ENDS = ("jupyterlab", "notebook7")
+
+
+def open_in(page, lab, relative: str, front_end: str) -> None:
+    """``relative`` opened in JupyterLab (``lab.url``) or Notebook 7 (``lab.notebook_url``):
+    the same server serves both, and both expose ``window.jupyterapp``."""
+    page.goto(lab.url(relative) if front_end == "jupyterlab" else lab.notebook_url(relative))
+    page.wait_for_function(APP_READY, timeout=90_000)
+
+
+def menu(page, name: str, item: str) -> None:
+    """Click ``item`` (its words, without a trailing "…") in the menu bar's ``name`` menu,
+    as a learner does; JupyterLab 4 and Notebook 7 share the menu widgets."""
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(rf"^{re.escape(name)}$")).click()
+    label = re.compile(rf"^{re.escape(item)}…?$")
+    page.locator(".lm-Menu-itemLabel", has_text=label).first.click()
+
+
+def accept_dialog(page, timeout_ms: int = 5_000) -> bool:
+    """Press a dialog's main button (Restart, Shut Down All, ...) if one opens."""
+    button = page.locator(".jp-Dialog .jp-mod-accept")
+    try:
+        button.wait_for(timeout=timeout_ms)
+    except Exception:  # playwright's TimeoutError: no dialog this time
+        return False
+    button.click()
+    button.wait_for(state="detached", timeout=30_000)
+    return True
+
+
+EXECUTION_COUNT = """(i) => window.jupyterapp.shell.currentWidget.content.model.cells.get(i)
+  .executionCount"""
+
+# cell i ran again (its execution count is new) and the kernel is idle with nothing queued
+RAN_AGAIN = """([i, before]) => {
+  const w = window.jupyterapp.shell.currentWidget;
+  const k = w.sessionContext.session && w.sessionContext.session.kernel;
+  const count = w.content.model.cells.get(i).executionCount;
+  return !!(k && k.status === 'idle') && count !== null && count !== before
+    && ![...document.querySelectorAll('.jp-InputPrompt')].some(p => p.textContent.includes('[*]'));
+}"""
+
+
+def select_cell(page, index: int) -> None:
+    """Click cell ``index``'s prompt, as a learner clicks a cell to select it."""
+    page.evaluate("(i) => window.jupyterapp.shell.currentWidget.content.scrollToItem(i)", index)
+    _cell(page, index).locator(".jp-InputPrompt").first.click()
+    page.wait_for_function(
+        "(i) => window.jupyterapp.shell.currentWidget.content.activeCellIndex === i",
+        arg=index,
+        timeout=10_000,
+    )

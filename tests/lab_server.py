@@ -2,11 +2,14 @@
 
 It serves a *copy* of the course (so autosave never touches the repository), with its own
 settings, config and runtime folders (no news pop-up, no token written next to the repo),
-on a free loopback port, and exposes ``window.jupyterapp`` so tests can drive commands.
+on a free loopback port, and exposes ``window.jupyterapp`` so tests can drive commands, in
+JupyterLab (``url``) and, where the ``notebook`` package is installed, in Notebook 7
+(``notebook_url``: the same server serves both).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -32,6 +35,12 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 SCREENSHOTS = ROOT / "build" / "screenshots"
+# Notebook 7 exposes window.jupyterapp too when asked (its tests drive commands the same way)
+_NOTEBOOK_FLAGS = (
+    ["--JupyterNotebookApp.expose_app_in_browser=True"]
+    if importlib.util.find_spec("notebook")
+    else []
+)
 
 
 def free_port() -> int:
@@ -40,22 +49,27 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _write_settings(settings_dir: Path, autosave_interval: int | None = None) -> None:
+def _write_settings(
+    settings_dir: Path, autosave_interval: int | None = None, make_lab: bool = False
+) -> None:
     # JupyterLab 4: no "news" toast, no update check, no autosave surprises (unless a test asks
     # for autosave: then every `autosave_interval` seconds instead of JupyterLab's 120).
+    # A server started with `make lab`'s command gets no news settings here: the course's own
+    # .jupyter/ must switch the pop-up off, as it does for a learner (test_browser.py checks).
     autosave = {"autosave": False}
     if autosave_interval:
         autosave = {"autosave": True, "autosaveInterval": autosave_interval}
     overrides = {
-        "@jupyterlab/apputils-extension:notification": {
-            "fetchNews": "false",
-            "checkForUpdates": False,
-        },
         "@jupyterlab/docmanager-extension:plugin": autosave,
         # Keep every cell in the page: with windowing, cells far below the viewport are not
         # rendered, and "every widget rendered" could not be checked.
         "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
     }
+    if not make_lab:
+        overrides["@jupyterlab/apputils-extension:notification"] = {
+            "fetchNews": "false",
+            "checkForUpdates": False,
+        }
     for plugin, values in overrides.items():
         package, _, name = plugin.partition(":")
         path = settings_dir / package / f"{name}.jupyterlab-settings"
@@ -71,7 +85,7 @@ def _fork_kernels_in(config_dir: Path) -> None:
     if forked_kernels.enabled():
         config_dir.mkdir(parents=True, exist_ok=True)
         (config_dir / "jupyter_server_config.py").write_text(
-            "from course_helpers import forked_kernels\nforked_kernels.install()\n"
+            "from course_helpers.testing import forked_kernels\nforked_kernels.install()\n"
         )
 
 
@@ -135,6 +149,10 @@ class LabServer:
         # ?reset: start from an empty workspace, so tabs from earlier tests are not restored
         return f"{self.base_url}/lab/tree/{relative}?reset&token={self.token}"
 
+    def notebook_url(self, relative: str) -> str:
+        """``relative`` opened in Notebook 7 (the ``notebook`` package's front end)."""
+        return f"{self.base_url}/notebooks/{relative}?token={self.token}"
+
     def start(self, timeout: float = 90) -> None:
         course = self.workdir / "course"
         if not self.make_lab:
@@ -142,7 +160,7 @@ class LabServer:
                 shutil.copytree(self.source / folder, course / folder)
         home = self.workdir / "home"
         settings = self.workdir / "settings"
-        _write_settings(settings, self.autosave_interval)
+        _write_settings(settings, self.autosave_interval, self.make_lab)
         env = dict(os.environ)
         env.update(
             HOME=str(home),
@@ -162,6 +180,9 @@ class LabServer:
             "--no-browser", f"--port={self.port}", "--ServerApp.ip=127.0.0.1",
             f"--IdentityProvider.token={self.token}", "--allow-root",
             "--LabApp.news_url=None", "--LabApp.expose_app_in_browser=True",
+            # no update check from a test server (make lab's own settings are tested)
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            *_NOTEBOOK_FLAGS,
         ]  # fmt: skip
         if self.make_lab:
             prepare_like_make_lab(self.source, self.make_args)
@@ -180,6 +201,8 @@ class LabServer:
             f"--port={self.port}", "--ip=127.0.0.1", f"--ServerApp.token={self.token}",
             f"--ServerApp.root_dir={course}", "--LabApp.expose_app_in_browser=True",
             "--ServerApp.open_browser=False", "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            *_NOTEBOOK_FLAGS,
         ]  # fmt: skip
         self.process = subprocess.Popen(
             command, env=env, stdout=self.log.open("w"), stderr=subprocess.STDOUT

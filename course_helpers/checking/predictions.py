@@ -312,8 +312,13 @@ def _as_int_tuple(record: Any) -> tuple | None:
 
 
 def labelled(result: Diagnosis, label: str) -> Diagnosis:
+    """An item's verdict under the item's name ("Item 0 of your answer is ..."): its own
+    "Your answer ..." would name the whole answer again."""
     if result.message.startswith(label):
         return result
+    if result.message.startswith("Your answer "):
+        text = label + result.message[len("Your answer") :]
+        return Diagnosis(result.status, text, mistake=result.mistake, advice=result.advice)
     return Diagnosis(
         result.status, f"{label}: {result.message}", mistake=result.mistake, advice=result.advice
     )

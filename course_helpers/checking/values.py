@@ -102,9 +102,9 @@ def _value_pattern(got: dict, exp: dict, inputs: tuple, grad_context: bool) -> t
     """(a pattern the wrong values show, the generic fix for it): a transpose, a sign flip, a
     reduction over the wrong dim, a factor, an offset; ("", "") for none.
 
-    Patterns need at least two different values (any two single numbers have a ratio and an
-    offset, and so do two tensors that each hold one number repeated); for a single value only
-    a sign flip, or an exact whole-number factor in a gradient, is named.
+    Patterns need at least two values (any two single numbers have a ratio and an offset);
+    for a single value only a sign flip, or an exact whole-number factor in a gradient, is named.
+    A tensor holding one number repeated (each rank's copy of one mean) counts as a single value.
     """
     import torch
 
@@ -113,7 +113,8 @@ def _value_pattern(got: dict, exp: dict, inputs: tuple, grad_context: bool) -> t
         return "", ""
     if not (bool(torch.isfinite(g).all()) and bool(torch.isfinite(e).all())):
         return "", ""
-    single = e.numel() == 1 or (_one_value(g) and _one_value(e))
+    single = e.numel() == 1
+    one_number = single or _one_value(e)
     e_any = bool((e != 0).any())
     if e.ndim == 2 and e.shape[0] == e.shape[1] > 1 and all_close(g.T, e):
         return "It is the transpose of the expected tensor.", "Use .T (or swap the dims you used)."
@@ -128,9 +129,9 @@ def _value_pattern(got: dict, exp: dict, inputs: tuple, grad_context: bool) -> t
     g64, e64 = g.double(), e.double()
     factor = float((g64 * e64).sum() / (e64 * e64).sum())
     if factor != 0 and abs(factor - 1) > 1e-3 and all_close(g64, factor * e64, 1e-5, 1e-6):
-        return _factor_text(factor, grad_context, single, e.numel() == 1)
+        return _factor_text(factor, grad_context, one_number, single)
     offset = (g64 - e64).reshape(-1)[0]
-    if not single and abs(float(offset)) > 1e-6:
+    if not one_number and abs(float(offset)) > 1e-6:
         if all_close(g64 - e64, offset.expand_as(e64)):
             return (
                 f"Every value is off by the same amount ({fmt_number(float(offset))}).",
@@ -145,18 +146,20 @@ def _one_value(t) -> bool:
 
 
 def _factor_text(
-    factor: float, grad_context: bool, single: bool, one_number: bool = True
+    factor: float, grad_context: bool, one_number: bool, single: bool
 ) -> tuple[str, str]:
+    """(the factor, the fix); ``one_number``: the expected tensor holds one number (perhaps
+    repeated), ``single``: it has one element."""
     whole = round(factor)
     is_whole = abs(factor - whole) < 1e-6 * max(1, abs(factor))
     if grad_context and is_whole and whole >= 2:
-        subject = "Your .grad is" if one_number else "Every value is"
+        subject = "Your .grad is" if single else "Every value is"
         return (
             f"{subject} exactly {whole} times the expected gradient.",
             f"Gradients add up in .grad: if backward() ran {whole} times, zero .grad in between "
             "(set .grad = None or call optimizer.zero_grad()).",
         )
-    if single:
+    if one_number:  # any two single numbers have a ratio
         return "", ""
     inverse = round(1 / factor)
     if is_whole:

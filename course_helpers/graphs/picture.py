@@ -229,17 +229,17 @@ class GraphPicture:
         extra_lines=None,
         edge_labels=None,
         box_sizes=None,
-        freed=(),
+        released=(),
     ) -> GraphPicture:
         """A copy with one node marked as running, some as done, extra lines per node,
         texts on edges and fixed box sizes (see ``edge_labels`` and ``box_sizes``); the
-        nodes in ``freed`` say "freed" instead of their saved tensors' shapes."""
+        nodes in ``released`` say "released" instead of their saved tensors' shapes."""
         extra_lines = extra_lines or {}
         nodes = []
         for n in self.nodes:
             lines = n.lines
-            if n.id in freed:
-                lines = (lines[0], *(freed_line(line) for line in lines[1:]))
+            if n.id in released:
+                lines = (lines[0], *(released_line(line) for line in lines[1:]))
             nodes.append(
                 replace(
                     n,
@@ -253,10 +253,11 @@ class GraphPicture:
         )
 
 
-def freed_line(line: str) -> str:
-    """``saved self: (3, 4)`` -> ``saved self: freed`` (backward released it); others as is."""
+def released_line(line: str) -> str:
+    """``saved self: (3, 4)`` -> ``saved self: released`` (the node that ran dropped its
+    reference; the memory is freed only if nothing else holds the tensor); others as is."""
     if line.startswith("saved ") and ": " in line:
-        return line.split(": ")[0] + ": freed"
+        return line.split(": ")[0] + ": released"
     return line
 
 

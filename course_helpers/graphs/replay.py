@@ -11,7 +11,8 @@ numbered text table everywhere else (its ``text/plain`` form, which nbval compar
 Each step's picture keeps one layout for the whole replay (box sizes are fixed from the
 largest text any step puts in a box; only colours and texts change), writes the
 gradients sent at that step on the edges they travel, keeps every node's "in:" once it
-ran, and comes with a colour legend. Without working ipywidgets the output is a static
+ran, shows what a waiting node has received so far ("in so far:"), and comes with a colour
+legend. Without working ipywidgets the output is a static
 HTML sequence of the steps with a one-line note naming the fix, never a traceback.
 """
 
@@ -23,11 +24,16 @@ from dataclasses import dataclass, field
 from course_helpers.errors import CourseError
 from course_helpers.graphs.dot import NoticeShare
 from course_helpers.graphs.picture import build_picture
-from course_helpers.graphs.styles import ACTIVE_FILL, DONE, HIGHLIGHT, STYLES
+from course_helpers.graphs.replay_notes import legend_html, static_note
 from course_helpers.graphs.svg import picture_html
 from course_helpers.graphs.walk import WALK_LIMIT, tensor_summary
 from course_helpers.records import fmt_shape
-from course_helpers.widgets import saved_copy_style, widget_style, widgets_available
+from course_helpers.widgets import (
+    saved_copy_style,
+    stale_note,
+    widget_style,
+    widgets_available,
+)
 
 EDGE_VALUES = 3  # an edge shows the gradient's values up to this many numbers, else its shape
 # a step's picture is scaled down to this height, so that on a 1366x768 screen the buttons,
@@ -50,6 +56,7 @@ class ReplayStep:
     name: str  # MulBackward0, AccumulateGrad, ...
     grad_in: tuple = ()  # gradients flowing into the node (CPU copies; None where absent)
     grad_out: list = field(default_factory=list)  # (target picture id, CPU copy or None)
+    slots: list = field(default_factory=list)  # per grad_out entry: the target's input slot
     leaf: str | None = None  # for AccumulateGrad: the leaf's name
     leaf_grad: object = None  # for AccumulateGrad: a CPU copy of leaf.grad after this step
     leaf_node: str | None = None  # for AccumulateGrad: picture id of the leaf
@@ -75,10 +82,11 @@ class BackwardReplay:
     """Recorded steps of one backward pass: ``.steps``, ``.table()``, ``.picture(k)``."""
 
     def __init__(
-        self, steps: list[ReplayStep], base, output_name: str, limit: int, initial, freed=True
+        self, steps: list[ReplayStep], base, output_name: str, limit: int, initial, released=True
     ):
         self.steps = steps
-        self._freed = freed  # the saved tensors of a node are freed once it ran (no retain_graph)
+        # a node that ran drops its references to its saved tensors (no retain_graph)
+        self._released = released
         self._base = base
         self._output_name = output_name
         self._limit = limit
@@ -122,9 +130,10 @@ class BackwardReplay:
 
     def picture(self, number: int):
         """The graph picture at step ``number`` (1-based): the running node is marked,
-        nodes already run are marked done and keep the gradient that flowed in ("in:"),
-        each leaf shows its ``.grad`` so far, and the gradients sent at this step are
-        written on the edges they travel. Every step has the same layout."""
+        nodes already run are marked done and keep the gradient that flowed in ("in:"), a
+        node still waiting shows the gradients that reached it before this step ("in so
+        far:"), each leaf shows its ``.grad`` so far, and the gradients sent at this step
+        are written on the edges they travel. Every step has the same layout."""
         if (
             not isinstance(number, int)
             or isinstance(number, bool)
@@ -143,12 +152,13 @@ class BackwardReplay:
             extra_lines=extra,
             edge_labels=self._edge_labels(step),
             box_sizes=self._box_sizes(),
-            freed=done if self._freed else (),
+            released=done if self._released else (),
         )
         picture.arrows = "backward"  # arrows go the way the gradients flow
         picture.done_note = (
-            " (its saved tensors are freed)"
-            if self._freed
+            " (it released its saved tensors: their memory is freed only if nothing else "
+            "holds them)"
+            if self._released
             else " (saved tensors kept: retain_graph)"
         )
         picture.notice_share = self._notice  # one notice per replay, on step 1 only;
@@ -168,7 +178,24 @@ class BackwardReplay:
                 last_in[step.node] = self._in_line(step)
         for node_id, line in last_in.items():
             extra.setdefault(node_id, []).append(line)
+        for node_id, line in self._waiting_lines(number).items():
+            extra.setdefault(node_id, []).append(line)
         return extra
+
+    def _waiting_lines(self, number: int) -> dict[str, str]:
+        """Each node that has not run by step ``number`` but was sent gradients before it:
+        what its input buffer holds ("in so far:", per input slot the sum of the gradients
+        that arrived). The gradients sent at step ``number`` itself are on the edges."""
+        ran = {s.node for s in self.steps[:number]}
+        received: dict[str, dict[int, object]] = {}
+        for step in self.steps[: number - 1]:
+            _arrive(step, received)
+        return {
+            node: self._waiting_line(slots) for node, slots in received.items() if node not in ran
+        }
+
+    def _waiting_line(self, slots: dict) -> str:
+        return "in so far: " + "; ".join(self._fmt(slots[k]) for k in sorted(slots))
 
     def _edge_labels(self, step: ReplayStep) -> dict[tuple[str, str], str]:
         """(input id, user id) -> the gradient sent along that edge at this step."""
@@ -188,7 +215,7 @@ class BackwardReplay:
     def _box_sizes(self) -> dict[str, tuple[float, float]]:
         """Per node the size of its largest box over all steps (computed once)."""
         if self._sizes is None:
-            from course_helpers.graphs.picture import freed_line
+            from course_helpers.graphs.picture import released_line
             from course_helpers.graphs.svg import box_size, node_lines
 
             variants: dict[str, dict[str, list[str]]] = {}  # node -> slot -> texts
@@ -197,7 +224,13 @@ class BackwardReplay:
                 variants.setdefault(leaf_id, {}).setdefault("grad", []).append(
                     "grad " + self._fmt(grad)
                 )
+            received: dict[str, dict[int, object]] = {}
+            ran: set[str] = set()
             for step in self.steps:
+                ran.add(step.node)
+                for node_id in _arrive(step, received, ran):
+                    line = self._waiting_line(received[node_id])
+                    variants.setdefault(node_id, {}).setdefault("in", []).append(line)
                 if step.leaf_node is not None:
                     variants.setdefault(step.leaf_node, {}).setdefault("grad", []).append(
                         "grad " + self._fmt(step.leaf_grad)
@@ -210,8 +243,9 @@ class BackwardReplay:
             for node in self._base.nodes:
                 slots = variants.get(node.id, {})
                 widest = [max(texts, key=len) for texts in slots.values()]
-                freed = [freed_line(line) for line in node_lines(node)]
-                (w1, h1), (w2, h2) = box_size(node_lines(node) + widest), box_size(freed + widest)
+                released = [released_line(line) for line in node_lines(node)]
+                (w1, h1) = box_size(node_lines(node) + widest)
+                (w2, h2) = box_size(released + widest)
                 sizes[node.id] = (max(w1, w2), max(h1, h2))
             self._sizes = sizes
         return self._sizes
@@ -237,7 +271,7 @@ class BackwardReplay:
         if number not in self._html:
             picture = self.picture(number)
             self._html[number] = (
-                f"<pre>{escape(self._step_text(number))}</pre>{legend_html(self._freed)}"
+                f"<pre>{escape(self._step_text(number))}</pre>{legend_html(self._released)}"
                 + picture_html(picture.svg(), picture.text(), "Step picture as text", FIT)
             )
         return self._html[number]
@@ -248,7 +282,7 @@ class BackwardReplay:
         from html import escape
 
         parts = [f"<p><em>{escape(note)}</em></p>"] if note else []
-        parts.append(legend_html(self._freed))
+        parts.append(legend_html(self._released))
         for number in range(1, len(self.steps) + 1):
             text = escape(self._step_text(number))
             if number <= STATIC_STEPS:
@@ -300,7 +334,9 @@ class BackwardReplay:
         forward.on_click(lambda _: setattr(slider, "value", min(count, slider.value + 1)))
         back.disabled = True
         forward.disabled = count == 1
-        return w.VBox([w.HBox([back, slider, forward]), view])
+        box = w.VBox([w.HBox([back, slider, forward]), view, stale_note()])
+        box.add_class("course-widget")  # the note shows under the buttons when they are stale
+        return box
 
     def _saved_copy(self, number: int) -> dict:
         """The step the learner is at, as plain HTML: an output of its own that the notebook
@@ -358,14 +394,6 @@ class BackwardReplay:
         return bundle
 
 
-def static_note(number: int) -> str:
-    """What a saved copy of step ``number`` says above its picture."""
-    return (
-        f"Static copy of step {number}. Run this cell again to step through the replay (the "
-        "buttons need a running kernel with ipywidgets)."
-    )
-
-
 def _widget_problem() -> str | None:
     """None when the step-through widget can be used; "" outside a Jupyter kernel (no
     note needed); else a short reason to show with the fix."""
@@ -388,38 +416,25 @@ def _widget_problem() -> str | None:
     return None
 
 
+def _arrive(step: ReplayStep, received: dict, ran=()) -> list[str]:
+    """Add the gradients ``step`` sent into the input buffers ``received`` (node -> input slot
+    -> sum of what arrived); returns the nodes whose buffer changed. Gradients a node sends
+    within its own box (a collapsed chain) and to nodes in ``ran`` are left out."""
+    changed = []
+    for (target, grad), slot in zip(step.grad_out, step.slots, strict=False):
+        if target in ("-", step.node) or target in ran or grad is None:
+            continue
+        slots = received.setdefault(target, {})
+        slots[slot] = grad if slot not in slots else slots[slot] + grad
+        changed.append(target)
+    return changed
+
+
 def _edge_text(t) -> str:
     """A gradient on an edge: its values when small, else its shape."""
     if t.numel() <= EDGE_VALUES:
         return tensor_summary(t, EDGE_VALUES)
     return fmt_shape(t.shape)
-
-
-def legend_html(freed: bool = True) -> str:
-    """A compact one-line colour legend for the replay pictures (wraps tightly if narrow)."""
-    op_fill = STYLES["op"][0]
-    leaf_fill, leaf_border = STYLES["leaf"][:2]
-
-    def swatch(fill: str, border: str, text: str) -> str:
-        return (
-            f'<span style="white-space:nowrap"><span style="display:inline-block;width:10px;'
-            f"height:8px;background:{fill};border:2px solid {border};margin-right:3px;"
-            f'vertical-align:-1px"></span>{text}</span>'
-        )
-
-    ran = "ran: saved tensors freed" if freed else "ran: saved tensors kept (retain_graph)"
-    arrow = (
-        f'<span style="white-space:nowrap"><b style="color:{HIGHLIGHT}">&#8594;</b> gradient '
-        "sent now (sender &#8594; receiver)</span>"
-    )
-    return (
-        '<div class="course-legend" style="font-size:12px;line-height:1.35;display:flex;'
-        'flex-wrap:wrap;gap:0 10px;margin:2px 0">'
-        f"{swatch(ACTIVE_FILL, HIGHLIGHT, 'running now')}"
-        f"{swatch(op_fill, DONE, ran + ', in: = gradient received')}"
-        f"{swatch(op_fill, STYLES['op'][1], 'waiting')}"
-        f"{swatch(leaf_fill, leaf_border, 'leaf: .grad so far')}{arrow}</div>"
-    )
 
 
 def replay_backward(
@@ -510,9 +525,10 @@ def replay_backward(
                 step.leaf = walk.names.get(leaf_pid, "leaf") if leaf_pid else "leaf"
                 step.leaf_grad = _copy(fn.variable.grad)
             else:
-                for (nxt, _), g in zip(fn.next_functions, grad_inputs, strict=False):
+                for (nxt, slot), g in zip(fn.next_functions, grad_inputs, strict=False):
                     if nxt is not None:
                         step.grad_out.append((node_id.get(nxt, "-"), _copy(g)))
+                        step.slots.append(slot)
 
         return hook
 
@@ -540,4 +556,4 @@ def replay_backward(
         for handle in handles:
             handle.remove()
     name = walk.names.get("n0", "output")
-    return BackwardReplay(steps, base, name, limit, initial, freed=not retain_graph)
+    return BackwardReplay(steps, base, name, limit, initial, released=not retain_graph)

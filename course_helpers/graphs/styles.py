@@ -20,7 +20,9 @@ HIGHLIGHT = "#d62728"
 ACTIVE_FILL = "#ffd24d"
 
 
-DONE = "#2ca02c"
+# the border of a node that already ran in a replay: purple, far in hue from the output's green
+# and the running node's red (a green "ran" read as the output's colour, issue 36 item 6)
+DONE = "#7b3294"
 
 
 BACKGROUND = "#ffffff"  # every picture is opaque: legible on light and dark themes

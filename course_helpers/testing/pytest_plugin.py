@@ -27,6 +27,7 @@ It makes ``pytest --nbval`` runs of the course hermetic and strict:
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,7 @@ __all__ = [
     "pytest_configure",
     "pytest_report_header",
     "pytest_runtest_setup",
+    "sanitize",
 ]
 
 
@@ -52,6 +54,10 @@ def pytest_configure(config):
     from course_helpers.testing import forked_kernels
 
     config.course_forked_kernels = forked_kernels.install()
+    # COURSE_TEST_PROFILE=DIR: each test's time as JSON lines (benchmarks/profile_tests.py)
+    from course_helpers.testing import profiling
+
+    profiling.register(config)
 
 
 def pytest_report_header(config):
@@ -154,6 +160,14 @@ RULES: tuple[SanitizerRule, ...] = (
 
 # The form nbval takes: pattern -> replacement, applied in this order.
 SANITIZERS = {rule.pattern: rule.replacement for rule in RULES}
+
+
+def sanitize(text: str) -> str:
+    """``text`` as nbval compares it: every rule of ``RULES`` applied in order. Tests that
+    check a message torch words differently between supported versions read it through this."""
+    for pattern, replacement in SANITIZERS.items():
+        text = re.sub(pattern, replacement, text)
+    return text
 
 
 def pytest_collectstart(collector):

@@ -217,3 +217,13 @@ def test_an_error_answered_as_a_string_is_rewritten_as_the_class():
     result = check("03.transpose_error", "typeerror")
     assert result.status == "failed"
     assert "the string 'typeerror': answer with the class itself, e.g. TypeError" in result.message
+
+
+def test_an_item_of_the_answer_is_named_once_not_as_the_whole_answer():
+    # the item's own verdict says "Your answer is ..."; under "Item 0 of your answer" that
+    # "Your answer" would be the whole tuple again
+    result = check("09.grad_has_graph", (np.bool_(True), np.bool_(False)))
+    assert result.status == "failed"
+    assert result.message.startswith("Item 0 of your answer is a NumPy bool"), result.message
+    assert "Your answer" not in result.message
+    assert check("09.grad_has_graph", (True, False)).passed

@@ -209,6 +209,18 @@ def test_value_patterns(make, fragment):
     failed_with(make(expected), expected, fragment)
 
 
+def test_one_number_repeated_is_told_no_factor_or_offset():
+    # lesson 13's answers hold each rank's copy of one mean: any two such tensors have a ratio
+    # and an offset, so neither says anything about the mistake
+    expected = torch.tensor([0.6373, 0.6373])
+    for answer in (torch.tensor([0.711, 0.711]), torch.tensor([0.5373, 0.5373])):
+        message = failed_with(answer, expected, "2 of 2 values differ")
+        assert "constant factor" not in message and "same amount" not in message, message
+    failed_with(-expected, expected, "wrong sign")
+    ones = torch.ones(3)
+    failed_with(2 * ones, ones, "exactly 2 times the expected gradient", grad_context=True)
+
+
 def test_square_transpose_in_values():
     x = torch.randn(3, 3, generator=gen())
     failed_with(x.T, x, "transpose")

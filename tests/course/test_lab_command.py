@@ -92,8 +92,10 @@ def lab(tmp_path_factory):
 
 
 def test_make_lab_serves_the_repository_root_and_opens_lesson_00():
+    from course_helpers.environment.work_layout import work_path
+
     command = lab_command()
-    assert "work/notebooks/00_start_here.ipynb" in command  # the learner's copy
+    assert work_path("notebooks", "00_start_here") in command  # the learner's copy
     assert f"--ServerApp.root_dir={ROOT}" in command
 
 
@@ -115,10 +117,13 @@ def _links(markdown_file: Path, text: str) -> list[Path]:
 
 
 def test_every_course_link_opens_in_the_server(lab):
+    """Every notebook link of the tracked lessons, exercises, solutions and README, and of
+    their copies in work/ (renamed, their links rewritten: work/README.md's course map,
+    lesson -> exercises, exercises -> lesson, lesson 00 -> its siblings) opens."""
     import nbformat
 
     links: dict[Path, set[Path]] = {}
-    for path in sorted(ROOT.glob("*/*.ipynb")):
+    for path in sorted([*ROOT.glob("*/*.ipynb"), *ROOT.glob("work/*/*.ipynb")]):
         if path.parent.name not in ("notebooks", "exercises", "solutions"):
             continue
         nb = nbformat.read(path, as_version=4)
@@ -126,13 +131,12 @@ def test_every_course_link_opens_in_the_server(lab):
             if cell.cell_type == "markdown":
                 for target in _links(path, cell.source):
                     links.setdefault(target, set()).add(path.relative_to(ROOT))
-    readme = ROOT / "README.md"
-    for target in _links(readme, readme.read_text()):
-        links.setdefault(target, set()).add(Path("README.md"))
+    for readme in (ROOT / "README.md", ROOT / "work" / "README.md"):
+        for target in _links(readme, readme.read_text()):
+            links.setdefault(target, set()).add(readme.relative_to(ROOT))
     assert Path("exercises/01_tensors.ipynb") in links  # the lessons do link to exercises
-    # where the learner opens them: the same links inside work/ (its copies of notebooks/ and
-    # exercises/, its links to solutions/ and README.md) lead to work/'s files
-    links.update({Path("work") / t: {Path("work") / s for s in f} for t, f in list(links.items())})
+    assert Path("work/exercises/01_exercises_tensors.ipynb") in links  # and their copies
+    assert Path("work/solutions/01_solutions_tensors.ipynb") in links  # the course map
     broken = {
         str(target): sorted(map(str, sources))
         for target, sources in links.items()

@@ -6,7 +6,12 @@ numpy and ipywidgets; in a checkout it prints nothing.
 own) whose one .pth file puts a folder of links to .venv's packages on sys.path, minus the
 course itself and minus torchviz (a small dependency the cell must then add, as on Colab).
 The repository is a copy of this checkout (COURSE_REPOSITORY, which the cell honours); pip
-gets no index, only a folder holding a torchviz wheel, so nothing is fetched.
+gets no index, only a folder of wheels, so nothing is fetched: torchviz, and what
+pyproject.toml's ``[build-system] requires`` names (setuptools>=77). pip builds the course with
+build isolation, as a learner's pip does, so the build uses that setuptools and not whatever
+the environment happens to hold (a Python 3.11 venv starts with setuptools 65.5.0, which cannot
+build a PEP 639 license expression). The wheels are made from this environment's installed
+distributions; the test extra pins a setuptools that satisfies the build (constraints.txt).
 """
 
 from __future__ import annotations
@@ -47,6 +52,29 @@ def _wheel_of_installed(dist_name: str, folder: Path) -> Path:
                 continue
             archive.write(file.locate(), file.as_posix())
     return wheel
+
+
+def _wheels_of_build_requirements(folder: Path) -> list[Path]:
+    """Wheels of what pyproject.toml's build needs, made from this environment's installed
+    distributions (a learner's pip downloads them into the isolated build environment)."""
+    import tomllib
+    from packaging.requirements import Requirement
+
+    build = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
+    wheels = []
+    for text in build:
+        requirement = Requirement(text)
+        try:
+            installed = metadata.version(requirement.name)
+        except metadata.PackageNotFoundError:
+            installed = None
+        assert installed and requirement.specifier.contains(installed, prereleases=True), (
+            f"pyproject.toml's build needs {text}; this environment has {requirement.name} "
+            f"{installed or '(none)'}. Install the test extra with the lock: "
+            "pip install -c requirements/constraints.txt -e '.[test]' (it pins one that fits)"
+        )
+        wheels.append(_wheel_of_installed(requirement.name, folder))
+    return wheels
 
 
 def _copy_of_checkout(target: Path) -> None:
@@ -146,13 +174,20 @@ def outside(tmp_path):
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     _wheel_of_installed("torchviz", wheels)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    _wheels_of_build_requirements(wheels)
+    # pip as a learner's pip: none of this machine's pip settings (config files, PIP_*), so
+    # the build is isolated and takes setuptools from the wheels folder only
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "VIRTUAL_ENV") and not k.startswith("PIP_")
+    }
     env.update(
         COURSE_REPOSITORY=str(repository),
         COURSE_PROGRESS="off",
+        PIP_CONFIG_FILE=os.devnull,
         PIP_NO_INDEX="1",
         PIP_FIND_LINKS=str(wheels),
-        PIP_NO_BUILD_ISOLATION="0",  # pip's inverted switch: builds with the linked setuptools
         PIP_DISABLE_PIP_VERSION_CHECK="1",
         PIP_CACHE_DIR=str(tmp_path / "pip-cache"),
     )

@@ -14,6 +14,7 @@ from course_helpers import CourseError, replay_backward
 from course_helpers.graphs import dot as graph_module
 from course_helpers.graphs import replay as replay_module
 from course_helpers.graphs.styles import ACTIVE_FILL, DONE, HIGHLIGHT
+from course_helpers.widgets import RUN_DOWN_TO_HERE, STALE_NOTE
 
 
 def classic():
@@ -287,7 +288,7 @@ def test_step_view_has_a_legend_and_the_text_form():
     assert html.startswith("<pre>step 3 of 5: node n3 MulBackward0 runs")
     for colour in (ACTIVE_FILL, DONE, HIGHLIGHT):
         assert colour in html.split('class="course-legend"')[1].split("</div>")[0]
-    assert "running now" in html and "saved tensors freed" in html
+    assert "running now" in html and "saved tensors released" in html
     assert "gradient sent now (sender &#8594; receiver)" in html
     assert "<summary>Step picture as text</summary>" in html
     assert unescape(html).count(replay.picture(3).text()) == 1
@@ -376,13 +377,19 @@ def test_widget_slider_and_buttons_redraw(monkeypatch):
     assert forward.disabled and "AccumulateGrad" in view.value
     back.click()
     assert slider.value == 5
+    # the note that says what to do once the buttons lose their kernel, right in the box
+    assert "course-widget" in box._dom_classes
+    (note,) = [c for c in box.children if "course-stale-note" in c._dom_classes]
+    assert escape(STALE_NOTE) in note.value
     monkeypatch.setattr(replay_module, "widgets_available", lambda: True)
     bundle = replay._repr_mimebundle_()
     assert bundle["text/plain"] == replay.table()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     # the static copy a reopened notebook (or a front end without widgets) shows instead
     html = bundle["text/html"]
-    assert "Static copy of step 1. Run this cell again to step through" in html
-    assert "running kernel with ipywidgets" in html
+    # the way back to the buttons that works with a fresh kernel (issue 36 item 1: "run this
+    # cell again" raised NameError there)
+    assert "Static copy of step 1. To step through the replay, run the notebook down to " in html
+    assert escape(RUN_DOWN_TO_HERE) in html and "running kernel with ipywidgets" in html
     assert "step 1 of 6: node n1 SumBackward0 runs" in html
     assert html.count("data:image/svg+xml;base64,") == 1 and escape(replay.table()) in html

@@ -1,7 +1,8 @@
 """The replay's pictures read the right way round (issue 28, items 2 and 7).
 
 Arrows point the way gradients flow (from the node sending a gradient to the node that
-receives it), nodes that already ran say their saved tensors are freed, a gradient written
+receives it), nodes that already ran say they released their saved tensors, a waiting node
+shows what it has received so far, the output does not look like a node that ran, a gradient written
 on an edge never covers an edge or an arrowhead, and the built-in layout's text shows at
 the size Graphviz's does. Each geometric check runs with ``dot`` and with the built-in
 layout, on the SVG the learner sees.
@@ -131,19 +132,69 @@ def test_replay_arrows_run_from_the_sender_to_the_receiver(renderer):
     assert "gradients flow" not in still.text()
 
 
-def test_nodes_that_ran_say_their_saved_tensors_are_freed(renderer):
+def test_nodes_that_ran_say_they_released_their_saved_tensors(renderer):
+    """A node that ran dropped its references to its saved tensors; their memory returns only
+    if nothing else holds them (x, saved by MulBackward0, lives on as a leaf): the picture,
+    its text form and the legend say "released", and the text form says when memory returns
+    (issue 35; it said "freed" before)."""
     replay = lesson05()
     third = replay.picture(3)
     by_id = {n.id: n for n in third.nodes}
-    assert by_id["n1"].done and "saved self: freed" in by_id["n1"].lines  # PowBackward0 ran
+    assert by_id["n1"].done and "saved self: released" in by_id["n1"].lines  # PowBackward0 ran
     assert "saved self: scalar" in by_id["n3"].lines  # MulBackward0 runs now: still saved
-    assert "saved tensors are freed" in third.text() and "saved self: freed" in third.svg()
+    text, svg = third.text(), third.svg()
+    assert "saved self: released" in svg and "freed" not in svg
+    assert "+ = already ran (it released its saved tensors" in text
+    assert "their memory is freed only if nothing else holds them" in text
     legend = replay._step_html(3).split('class="course-legend"')[1].split("</div>")[0]
-    assert "saved tensors freed" in legend
+    assert "saved tensors released" in legend and "freed" not in legend
     kept = lesson05(retain_graph=True)
     assert "saved self: scalar" in {n.id: n for n in kept.picture(3).nodes}["n1"].lines
     assert "retain_graph" in kept.picture(3).text()
     assert "saved tensors kept" in kept._step_html(3)
+
+
+def _hue(colour: str) -> float:
+    import colorsys
+
+    r, g, b = (int(colour.lstrip("#")[k : k + 2], 16) / 255 for k in (0, 2, 4))
+    return colorsys.rgb_to_hls(r, g, b)[0] * 360
+
+
+def test_the_output_box_does_not_look_like_a_node_that_ran(renderer):
+    """Lesson 05's step 3: n0 (the output, green) must not wear the colour of the legend's
+    "ran" (issue 36, item 6): that border's hue is far from every colour of the output box,
+    in the picture and in the legend."""
+    from course_helpers.graphs.styles import node_style
+
+    replay = lesson05()
+    third = replay.picture(3)
+    by_id = {n.id: n for n in third.nodes}
+    ran_border = node_style(by_id["n1"])[1]
+    output_colours = node_style(by_id["n0"])[:2]
+    for colour in output_colours:
+        gap = abs(_hue(ran_border) - _hue(colour)) % 360
+        assert min(gap, 360 - gap) >= 60, (ran_border, colour)
+    legend = replay._step_html(3).split('class="course-legend"')[1].split("</div>")[0]
+    ran_swatch = re.search(r"border:2px solid (#\w{6})[^<]*</span>ran", legend).group(1)
+    assert ran_swatch == ran_border
+
+
+def test_a_waiting_node_shows_the_gradients_it_has_received_so_far(renderer):
+    """Lesson 05: x's AccumulateGrad (n4) receives 16 from the addition at step 2 and runs at
+    step 4 with 16 + 48 = 64. At step 3 its box must show the 16 it already holds (issue 36,
+    item 6: it showed nothing), while the 48 arriving now is on the edge."""
+    replay = lesson05()
+    lines = {k: {n.id: n.lines for n in replay.picture(k).nodes} for k in range(1, 6)}
+    assert not any("so far" in line for line in lines[2]["n4"])  # 16 is on its way (edge)
+    assert lines[3]["n4"][-1] == "in so far: 16.0000"
+    assert replay.picture(3).edge_labels[("n4", "n3")] == "48.0000"
+    assert lines[4]["n4"][-1] == "in: 64.0000"  # it runs with the sum
+    assert lines[4]["n6"][-1] == "in so far: 32.0000"  # y's node waits its turn
+    assert lines[5]["n6"][-1] == "in: 32.0000"
+    assert "in so far: 16.0000" in replay.picture(3).svg()
+    text = replay.picture(3).text()
+    assert re.search(r"  n4  accumulate  AccumulateGrad  <- n5\n +in so far: 16.0000", text)
 
 
 @pytest.mark.parametrize("make", [lesson05, mlp_replay], ids=["lesson05", "mlp"])
@@ -194,8 +245,8 @@ def test_builtin_layout_text_shows_at_dots_size(monkeypatch):
 
 def test_lesson_05_step_3_golden():
     """Step 3's text form and DOT (arrows dir=back, 48 and 32 on the edges the product sends
-    them along, PowBackward0's saved tensor freed). Regenerate with UPDATE_GOLDEN=1 (see
-    tests/graphs/test_graph.py) and review the diff by eye."""
+    them along, PowBackward0's saved tensor released, x's node holding 16 so far). Regenerate
+    with UPDATE_GOLDEN=1 (see tests/graphs/test_graph.py) and review the diff by eye."""
     from test_graph import assert_golden
 
     third = lesson05().picture(3)

@@ -205,7 +205,9 @@ def test_misconception_texts_say_what_the_answer_shows():
     code = "answer = torch.Tensor(range(12)).reshape(3, 4)\n"
     floats = check_answer_cell("01.arange_grid", code, _names()).message
     assert "Giving arange a float" not in floats and "Your numbers are floats" in floats
-    assert "Your code calls `Tensor`:" in floats and "torch.Tensor(...)" in floats
+    assert "Your code calls `Tensor`:" in floats and "torch.Tensor(list)" in floats
+    # torch.Tensor(list) follows the default float type; torch.Tensor(tensor) keeps its dtype
+    assert "makes the default float type" in floats and "always makes float32" not in floats
     names = ["hidden.bias", "hidden.weight", "out_b", "skip.bias", "skip.weight"]
     message = check("12.register_parameter", names).message
     assert "A buffer is moved along but not trained either" in message

@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from course_helpers.lessons import get
+from course_helpers.testing.pytest_plugin import sanitize
 
 
 def _option_showing(exercise_id: str, value) -> str:
@@ -179,7 +180,11 @@ def test_08_multi_view_only_the_chunk_refuses(key, make_view):
 
 
 def test_08_anomaly_culprit_message_names_the_in_place_mul():
-    """The exercise's hints read 'output 0 of Mul' and the anomaly report of h4 = h3 * h1."""
+    """The exercise's hints read 'output 0 of Mul' and the anomaly report of h4 = h3 * h1.
+
+    torch 2.13 and 2.14 write "output 0 of Mul", torch 2.11 "output 0 of MulBackward0": the
+    message is read through the sanitizer rule nbval uses for that difference, so either
+    form passes and any other node fails (tests/testing/test_version_differences.py)."""
 
     def forward(x):
         h1 = torch.tanh(x)
@@ -198,8 +203,9 @@ def test_08_anomaly_culprit_message_names_the_in_place_mul():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with torch.autograd.set_detect_anomaly(True):
-            with pytest.raises(RuntimeError, match="output 0 of Mul, is at version 1"):
+            with pytest.raises(RuntimeError) as raised:
                 forward(x).backward()
+    assert "output 0 of Mul, is at version 1" in sanitize(str(raised.value)), raised.value
     report = "\n".join(str(w.message) for w in caught)
     assert "h4 = h3 * h1" in report
     assert get("08.anomaly_culprit").reference == "c"

@@ -94,9 +94,9 @@ MISCONCEPTIONS = [
         ),
         hint="Which of the arguments that made your numbers is a float, or makes floats?",
         cause=(
-            "A float argument (arange(12.0)) or torch.Tensor(...), which always makes float32, "
-            "gives floats; whole numbers 0, 1, 2, ... come out as integers when arange gets "
-            "integer arguments."
+            "A float argument (arange(12.0)) gives floats, and so does torch.Tensor(list), which "
+            "makes the default float type (float32 unless you changed it); whole numbers 0, 1, "
+            "2, ... come out as integers when arange gets integer arguments."
         ),
         evidence=("call:arange|Tensor",),
     ),

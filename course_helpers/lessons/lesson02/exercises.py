@@ -184,8 +184,9 @@ EXERCISES = [
         },
         hints=(
             "Is 1e-8 too big or too small for float16?",
-            "The lesson found float16's smallest positive number with torch.nextafter: about "
-            "6e-08. A value less than half of it has no float16 neighbour closer than 0.",
+            "The lesson's optional part found float16's smallest positive number with "
+            "torch.nextafter: about 6e-08. A value less than half of it has no float16 neighbour "
+            "closer than 0.",
             "It underflows to 0.0: 'b'.",
         ),
         solution='answer = "b"',

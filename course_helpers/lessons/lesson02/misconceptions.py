@@ -133,8 +133,9 @@ MISCONCEPTIONS = [
         label=".item() returns a Python float",
         build_answer=lambda: _mean_as_python_float,
         message=(
-            "Your function returns a plain number, not a tensor: the task asks for a scalar tensor "
-            "(0-d, float32). Leave the mean a tensor."
+            "Your function returns the mean as a number outside torch (a Python number or a "
+            "NumPy value), not as a tensor: the task asks for a scalar tensor (0-d, float32). "
+            "Leave the mean a tensor."
         ),
         hint="Is the value your function returns still a tensor?",
         cause=(

@@ -160,8 +160,8 @@ EXERCISES = [
         build_reference=lambda: RuntimeError,
         hints=(
             "After expand(2, 3), how many places in memory hold the 6 elements of counts?",
-            "Only 3: both rows read the same memory. PyTorch refuses an in-place operation such "
-            "as += on a tensor where several elements share one memory location.",
+            "Only 3: both rows read the same memory. PyTorch refuses in-place arithmetic such "
+            "as += when several of the elements it writes share one memory location.",
             "It is the class the lesson's expand pitfall printed: the one PyTorch uses for most "
             "failures at run time (not ValueError, not TypeError).",
         ),

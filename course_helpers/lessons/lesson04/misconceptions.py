@@ -138,8 +138,8 @@ _MORE = [
         build_answer=lambda: ValueError,
         message=(
             "Nothing is wrong with the value 1. The problem is where += writes: after expand, both "
-            "rows read the same 3 memory locations, and PyTorch refuses an in-place write there "
-            "while the operation runs."
+            "rows read the same 3 memory locations, and PyTorch refuses in-place arithmetic that "
+            "writes there while the operation runs."
         ),
         hint="After expand, how many memory locations do the six elements share?",
     ),

@@ -287,8 +287,8 @@ EXERCISES = [
         hints=(
             "max(dim=0) returns two things: the values and the indices. Which element does its "
             "backward send the gradient to?",
-            "The gradient goes only to the element named by the returned index; the lesson "
-            "compared this with max() and amax() on a tie.",
+            "The gradient goes only to the element named by the returned index; the lesson's "
+            "optional part compared this with max() and amax() on a tie.",
             "Find which of the two 5.0 entries the index points at: the documentation says the "
             "first maximal value.",
         ),

@@ -465,8 +465,8 @@ EXERCISES = [
             "requires_grad=True still makes a tensor that requires grad.",
             "c": "w * 2 is an operation, and under no_grad operations are not recorded: v has "
             "no grad_fn and does not require grad.",
-            "d": "Creating a tensor that requires grad is allowed anywhere; the lesson did it "
-            "inside no_grad.",
+            "d": "Creating a tensor that requires grad is allowed anywhere; the lesson's "
+            "optional part did it inside no_grad.",
         },
         hints=(
             "Which of the two lines is an operation on a tensor, and which only creates one?",
@@ -497,7 +497,8 @@ EXERCISES = [
             "flows into the layer still requires grad, so the graph goes on.",
         },
         hints=(
-            "The lesson froze the last layer of a model: was its output still recorded?",
+            "The lesson's optional part froze the last layer of a model: was its output still "
+            "recorded?",
             "A layer is left out of the graph only when nothing that enters it requires grad. "
             "Does the input of net[2] require grad?",
             "net[2]'s input comes from net[0]; the frozen parameters themselves keep .grad None.",
@@ -526,8 +527,8 @@ EXERCISES = [
             "Does every parameter of the backbone have requires_grad=False?",
             "From the layer of the forgotten weight on, the backbone's results require grad in "
             "(1). What does no_grad do to them in (2)?",
-            "Under no_grad nothing is recorded whatever the parameters say; the lesson's third "
-            "row measured both.",
+            "Under no_grad nothing is recorded whatever the parameters say; the third row of the "
+            "bytes table in the lesson's optional part measured both.",
         ),
         solution='answer = "b"',
     ),

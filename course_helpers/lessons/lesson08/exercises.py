@@ -125,15 +125,16 @@ EXERCISES = [
         kind="error",
         build_reference=lambda: RuntimeError,
         explanations={
-            "TypeError": "Python accepts the call; it is torch that refuses to store a float "
-            "result in an int64 tensor.",
+            "TypeError": "Python accepts the call; it is torch that refuses to store mul_'s "
+            "float result in an int64 tensor.",
             "ValueError": "Not a ValueError: torch reports this from its C++ core, with the "
             "class it uses for most of its errors. Run the cell and read the last line.",
         },
         hints=(
             "counts * 0.5 would be a float tensor. Can an in-place op change the dtype of counts?",
-            "An in-place op must write its result into the existing int64 memory; torch refuses "
-            "to store a float result in an integer tensor (a change of the dtype's kind).",
+            "An in-place arithmetic op such as mul_ must write its result into the existing "
+            "int64 memory; torch refuses to store its float result in an integer tensor (a "
+            "change of the dtype's kind).",
             "RuntimeError: result type Float can't be cast to the desired output type Long.",
         ),
         solution="answer = RuntimeError",
@@ -261,9 +262,10 @@ EXERCISES = [
         hints=(
             "Run forward(x).backward() inside `with torch.autograd.set_detect_anomaly(True):` "
             "and read which forward line is reported.",
-            "The error says 'output 0 of Mul': for a tensor saved as an input, that is its grad_fn "
-            "now, i.e. the last in-place operation on it. The anomaly report points at "
-            "h4 = h3 * h1, which saved h1 as an input. Which line changes h1 later?",
+            "The error says 'output 0 of Mul' ('MulBackward0' on torch 2.11): for a tensor saved "
+            "as an input, that is its grad_fn now, i.e. the last in-place operation on it. The "
+            "anomaly report points at h4 = h3 * h1, which saved h1 as an input. Which line "
+            "changes h1 later?",
             "Look for the in-place multiplication of a tensor that h4 = h3 * h1 saved.",
         ),
         solution='answer = "c"',
@@ -288,9 +290,10 @@ EXERCISES = [
             "d": "The conversion does not round down (floor): for -1.5 it cuts towards zero.",
         },
         hints=(
-            "Which in-place operations refused a float in the lesson, and which did not?",
+            "Which in-place operations refused a float in the lesson's optional part, and which "
+            "did not?",
             "Indexed assignment and copy_ keep the int64 dtype and convert each value; the "
-            "lesson printed what 0.7, 1.9 and -2.7 became.",
+            "lesson's optional part printed what 0.7, 1.9 and -2.7 became.",
             "The conversion drops the fractional part, towards zero: work out 2.9, -1.5 and 7.99 "
             "that way and pick the matching option.",
         ),

@@ -284,9 +284,11 @@ MISCONCEPTIONS += [
         label="no error: the dtype changes",
         build_answer=lambda: None,
         message=(
-            "An in-place operation never changes a tensor's dtype: it must write its result into "
-            "the memory counts already has, as int64. The float result cannot be stored there, and "
-            "PyTorch refuses instead of silently rounding it."
+            "In-place arithmetic such as mul_ never changes a tensor's dtype: it must write its "
+            "result into the memory counts already has, as int64. The float result cannot be "
+            "stored there, and PyTorch refuses it instead of cutting off the fractions. (Other "
+            "in-place writes, such as assignment, fill_ and copy_, do cut them off silently: see "
+            "the lesson's optional part.)"
         ),
         hint="Can an in-place operation change the dtype of the tensor it writes into?",
     ),
@@ -346,8 +348,9 @@ MISCONCEPTIONS += [
         label="a value that does not fit becomes zero",
         build_answer=lambda: 0,
         message=(
-            "a value that does not fit is not replaced by zero. In the lesson 2**40 became 0 only "
-            "because it is a multiple of 2**32: the cast keeps the value modulo 2**32."
+            "a value that does not fit is not replaced by zero. In the lesson's optional part "
+            "2**40 became 0 only because it is a multiple of 2**32: the cast keeps the value "
+            "modulo 2**32."
         ),
         hint="What is 3,000,000,000 modulo 2**32, read as a signed int32?",
     ),

@@ -291,7 +291,8 @@ EXERCISES = [
         rtol=1e-4,
         atol=1e-5,
         hints=(
-            "The error names the culprit: output 0 of Tanh was modified by an inplace operation.",
+            "The error names the culprit: output 0 of Tanh (TanhBackward0 on torch 2.11) was "
+            "modified by an inplace operation.",
             "tanh saves its output for backward(); `h += ...` then overwrites that output.",
             "Write h = h + self.skip(x) instead of h += self.skip(x).",
         ),

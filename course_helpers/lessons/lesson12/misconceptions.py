@@ -255,13 +255,17 @@ MISCONCEPTIONS = [
         label="out_w still not a parameter",
         build_answer=lambda: ["hidden.bias", "hidden.weight", "out_b", "skip.bias", "skip.weight"],
         message=(
-            "out_w is still missing from the module's parameters. A plain tensor attribute (even "
-            "one that requires grad) is not a parameter: the module does not list it, the "
-            "optimizer never trains it and moving the module does not move it. A buffer is moved "
-            "along but not trained either. Wrap out_w so that the module registers it as a "
-            "parameter."
+            "out_w is still missing from the parameters an optimizer would train: the list holds "
+            "the module's parameters that require grad. A plain tensor attribute (even one that "
+            "requires grad) is not a parameter: the module does not list it, the optimizer never "
+            "trains it and moving the module does not move it. A buffer is moved along but not "
+            "trained either, and a parameter that does not require grad is frozen. Register "
+            "out_w as a parameter that requires grad."
         ),
-        hint="What does a tensor need for the module to list it as a parameter?",
+        hint=(
+            "What does a tensor need for the module to list it as a parameter, and for an "
+            "optimizer to train it?"
+        ),
     ),
     # --- 12.broadcast_shape ---
     Misconception(
@@ -337,10 +341,11 @@ MISCONCEPTIONS = [
         label=".item() in the penalty",
         build_answer=lambda: _penalty_as_float,
         message=(
-            "Your penalty is a plain Python number: autograd cannot follow it back to the "
-            "parameters, so it adds nothing to the gradients. Keep every step a tensor operation."
+            "Your penalty is a number outside torch (a Python number or a NumPy value), not a "
+            "tensor: autograd cannot follow it back to the parameters, so it adds nothing to the "
+            "gradients. Keep every step a tensor operation."
         ),
-        hint="Can autograd follow a plain Python number back to the parameters?",
+        hint="Can autograd follow a number that is not a tensor back to the parameters?",
         cause=".item() takes each value out of PyTorch.",
         evidence=("call:item",),
     ),
@@ -411,8 +416,9 @@ MISCONCEPTIONS = [
         label=".item() returns a float",
         build_answer=lambda: _evaluate_as_float,
         message=(
-            "Your function returns a Python number; the task asks for a tensor (train stacks the "
-            "results into a history). Keep the tensor and build it without a graph."
+            "Your function returns a number outside torch (a Python number or a NumPy value); "
+            "the task asks for a tensor (train stacks the results into a history). Keep the "
+            "tensor and build it without a graph."
         ),
         hint="Is the value your function returns still a tensor?",
         cause=".item() turns the loss into a Python float.",

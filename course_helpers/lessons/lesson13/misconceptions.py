@@ -373,6 +373,12 @@ MISCONCEPTIONS += [
             "With 5 samples and 2 ranks, how many does each rank evaluate, and is any counted "
             "twice?"
         ),
+        cause=(
+            "DistributedSampler pads the shorter shard with the first samples of its order, so "
+            "that every rank gets as many as the others: with 5 samples and 2 ranks both get 3, "
+            "and sample 0 is evaluated twice (lesson 13 printed rank 1's [1, 3, 0])."
+        ),
+        evidence=("call:DistributedSampler",),
     ),
     Misconception(
         exercise_id="13.exact_evaluation",

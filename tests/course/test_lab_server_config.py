@@ -1,0 +1,36 @@
+"""The browser tests' JupyterLab forks its kernels, as nbval's are forked.
+
+JupyterLab only logs an exception raised by its config file and goes on, so a config that no
+longer imports (the module moved) silently gave every browser-test kernel a fresh process,
+each importing torch again. This test runs the config the way the server does.
+"""
+
+import subprocess
+import sys
+
+from lab_server import _fork_kernels_in
+
+from course_helpers.testing import forked_kernels
+
+SHOW_PROVISIONER = (
+    "import runpy, sys\n"
+    "runpy.run_path(sys.argv[1])\n"
+    "from jupyter_client.provisioning.factory import KernelProvisionerFactory\n"
+    "print(KernelProvisionerFactory.instance().default_provisioner_name)\n"
+)
+
+
+def test_the_test_servers_config_makes_forking_the_default_provisioner(tmp_path):
+    _fork_kernels_in(tmp_path)
+    config = tmp_path / "jupyter_server_config.py"
+    if not forked_kernels.enabled():  # a GPU machine: kernels start fresh, no config
+        assert not config.exists()
+        return
+    run = subprocess.run(
+        [sys.executable, "-c", SHOW_PROVISIONER, str(config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, f"the server's config does not run:\n{run.stderr}"
+    assert run.stdout.strip() == forked_kernels.NAME
