@@ -173,6 +173,9 @@ def diagnose_sequence(
             f"{subject} is {python_type_name(got)}, but a {want} of {len(exp['items'])} items "
             "is expected."
         )
+    if in_function and kind != want:  # a function's task says which it returns
+        brackets = "round brackets, (a, b)" if want == "tuple" else "square brackets, [a, b]"
+        return failed(f"{subject} is a {kind}, but a {want} is expected: return it in {brackets}.")
     if exp["items"] and all(isinstance(i, str) for i in exp["items"]):
         # names (e.g. parameter names): order and counts say more than item-by-item
         return predict_items(

@@ -8,6 +8,7 @@ judges live here, the autograd and function judges in their own modules.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import warnings
 
 from course_helpers.checking import diagnosis as dx
@@ -74,6 +75,8 @@ def _judge(exercise, submission: dict) -> dx.Diagnosis:
             verdict = _explain_misconception(exercise, answer, verdict, submission.get("code"))
         if "method" in submission and verdict.status in ("passed", "failed"):
             verdict = _with_method_note(exercise, submission["method"], verdict)
+        if not verdict.passed and verdict.status != "not_attempted":
+            verdict = _with_uncalled_note(submission.get("code"), verdict)
         return _with_notebook_state(submission.get("notebook"), verdict)
     except Exception as err:
         from course_helpers.errors import ReferenceHidden
@@ -143,6 +146,25 @@ def _merged(message: str, line: str) -> str:
                 paragraphs[index] = f"{paragraph} {rest[:1].upper()}{rest[1:]}"
                 return "\n".join(paragraphs)
     return f"{message}\n{line}"
+
+
+def _with_uncalled_note(code, verdict: dx.Diagnosis) -> dx.Diagnosis:
+    """A wrong answer whose code names a method without calling it (``opt.zero_grad``): the
+    line does nothing, and no error says so. Named first thing (the hint follows it)."""
+    from course_helpers.checking.evidence import uncalled
+
+    lines = list(dict.fromkeys(uncalled(code)))
+    if not lines or verdict.status == "error" and not verdict.learner_error:
+        return verdict
+    shown = " and ".join(f"`{line}`" for line in lines)
+    what = "them" if len(lines) > 1 else "it"
+    note = (
+        f"Your code has {shown} on a line of its own, without parentheses: that names the "
+        f"method but does not call {what}, so the line does nothing (and no error says so). "
+        f"Call {what}: `{lines[0]}()`."
+    )
+    question = f"What does the line `{lines[0]}` do without parentheses?"
+    return dataclasses.replace(verdict, message=f"{verdict.observed}\n{note}", mistake=question)
 
 
 # the first hint after a check that found recording left off

@@ -125,6 +125,26 @@ WHY = {
         "the task asks for the update written by hand, `w -= lr * w.grad` under "
         "`torch.no_grad()`; an optimizer's `step()` does it for you."
     ),
+    "named:device|dtype": (
+        "the task asks you to read the device and the dtype from reference (`.to(reference)`, "
+        "or `reference.device` and `reference.dtype`): one written into the code is right on "
+        "one machine, or for one input, only."
+    ),
+    "call:outer|einsum|kron|ger": (
+        "the task asks for a column and a row combined by broadcasting (`*`): this function "
+        "builds the table for you, so the broadcasting the exercise practises never happens."
+    ),
+    "call:load_state_dict": (
+        "the task asks you to resume from the checkpoint: save the model's and the optimizer's "
+        "state with `torch.save`, then load both into a fresh model and optimizer with "
+        "`load_state_dict`, as a new process would. Eight steps without a stop give the same "
+        "numbers here, but they resume nothing."
+    ),
+    "many:DistributedSampler": (
+        "the task asks for the same sampler and loader with only the bug fixed: a new "
+        "DistributedSampler made for each epoch hides the bug instead of fixing it. Tell the one "
+        "sampler the epoch, `sampler.set_epoch(epoch)`, before each epoch."
+    ),
     "call:arange": (
         "the task asks you to make the numbers with `torch.arange`: numbers typed by hand "
         "give the same grid here but do not scale to a grid of a thousand."
@@ -143,6 +163,7 @@ def wants_inspection(exercise) -> bool:
         or getattr(exercise, "check_step_order", False)
         or getattr(exercise, "min_calls", None)
         or getattr(exercise, "rank_rows", 0)
+        or getattr(exercise, "rank_value", "")
     )
 
 
@@ -210,12 +231,13 @@ def _inspect(exercise, answer, answer_code) -> dict:
         from course_helpers.checking.task_checks import leaf_grads
 
         record["leaf_grads"] = leaf_grads(answer)
-    if getattr(exercise, "rank_rows", 0):
+    if getattr(exercise, "rank_rows", 0) or getattr(exercise, "rank_value", ""):
         from course_helpers.environment.two_ranks import LAST_RUN, execution_count
 
         # counted only for a run of this very cell: an earlier run may be another function's
         here = LAST_RUN.get("rows") and LAST_RUN.get("cell") == execution_count()
         record["rank_rows"] = sum(LAST_RUN["rows"]) if here else None
+        record["rank_values"] = list(LAST_RUN.get("values") or []) if here else None
     if getattr(exercise, "reach_parameters", False) and callable(answer):
         from course_helpers.checking.task_checks import cut_off_parameters
 
@@ -300,6 +322,16 @@ def verdict_note(exercise, record: Any, values_right: bool = True) -> str:
             + ("Some were evaluated twice" if rows > wanted else "Some were never evaluated")
             + " (the mean can still come out right when every rank evaluates the same rows)."
         )
+    kinds, wanted_kind = record.get("rank_values"), getattr(exercise, "rank_value", "")
+    if values_right and wanted_kind and isinstance(kinds, list):
+        other = sorted({k for k in kinds if k != wanted_kind})
+        if other:
+            notes.append(
+                f"Your function returns a {' and a '.join(other)} on each rank where the task "
+                "asks for a Python number: take it out of its tensor with `.item()` (here "
+                "the check turns both into the same values, but a number is what the task's "
+                "callers print and compare)."
+            )
     ops = record.get("graph_ops")
     if exercise.must_build_no_graph and isinstance(ops, int) and ops > 0:
         notes.append(

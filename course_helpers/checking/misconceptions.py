@@ -72,12 +72,14 @@ def explain(entry: Misconception, code: Any) -> str:
     hits = ev.found(code, entry.evidence)
     if hits is None:
         return (
-            f"{entry.message}\nIf your code {ev.lead_in(entry.evidence)}: {continued(entry.cause)}"
+            f"{entry.message}\nIf your code {ev.lead_in(entry.evidence)}: "
+            f"{continued(entry.cause_for(None))}"
         )
     if not all(hits.values()):
         return entry.message
     seen = [_only(pattern, hits[pattern]) for pattern in entry.evidence]
-    return f"{entry.message}\nYour code {ev.lead_in(seen)}: {continued(entry.cause)}"
+    cause = entry.cause_for([hit for pattern in entry.evidence for hit in hits[pattern]])
+    return f"{entry.message}\nYour code {ev.lead_in(seen)}: {continued(cause)}"
 
 
 def continued(cause: str) -> str:

@@ -227,13 +227,24 @@ def run_on_two_ranks(main, *helpers, timeout: float = 120):
         results = torch.load(Path(workdir) / "results.pt", weights_only=True)
     LAST_RUN.clear()
     LAST_RUN.update(
-        main=main.__name__, rows=[r.get("rows", 0) for r in results], cell=execution_count()
+        main=main.__name__,
+        rows=[r.get("rows", 0) for r in results],
+        values=[_value_kind(r.get("value")) for r in results],
+        cell=execution_count(),
     )
     return results
 
 
+def _value_kind(value) -> str:
+    """What a rank's function returned, in a word: "number", "tensor", or its type's name."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return "number"
+    return "tensor" if isinstance(value, torch.Tensor) else type(value).__name__
+
+
 # what the last successful run counted, for the method checks in this kernel:
 # {"main": the function's name, "rows": [rows each rank's nn.Linear layers saw],
+#  "values": [what each rank's function returned: "number", "tensor", ...],
 #  "cell": the IPython execution count of the cell that ran it (None outside IPython)}
 LAST_RUN: dict = {}
 

@@ -157,7 +157,8 @@ def test_the_entrys_own_code_holds_its_evidence_and_is_told_the_cause(entry):
     verdict = judge(get(entry.exercise_id), _submission(entry, code))
     assert entry.message in verdict.message
     # the cause continues the lead-in ("Your code calls `x`: wrapping ...")
-    assert "\nYour code " in verdict.message and misconceptions.continued(entry.cause) in (
+    cause = entry.cause_for([hit for pattern in entry.evidence for hit in hits[pattern]])
+    assert "\nYour code " in verdict.message and misconceptions.continued(cause) in (
         verdict.message
     )
 
@@ -178,8 +179,9 @@ def test_the_same_values_by_another_route_are_not_told_the_mechanism(entry):
     verdict = judge(exercise, _submission(entry, code))
     assert misconceptions.match(exercise, _submission(entry, code)["answer"], _judges()) is entry
     assert entry.message in verdict.message
-    assert entry.cause not in verdict.message
-    assert misconceptions.continued(entry.cause) not in verdict.message
+    for cause in entry.causes:
+        assert cause not in verdict.message
+        assert misconceptions.continued(cause) not in verdict.message
     assert "Your code" not in verdict.message and "If your code" not in verdict.message
     assert verdict.mistake == entry.hint  # the next hint claims nothing either
 
@@ -188,7 +190,8 @@ def test_the_same_values_by_another_route_are_not_told_the_mechanism(entry):
 def test_without_code_the_mechanism_is_only_a_possible_cause(entry):
     verdict = judge(get(entry.exercise_id), _submission(entry, None))
     lead = evidence.lead_in(entry.evidence)
-    assert f"\nIf your code {lead}: {misconceptions.continued(entry.cause)}" in verdict.message
+    cause = misconceptions.continued(entry.cause_for(None))
+    assert f"\nIf your code {lead}: {cause}" in verdict.message
     assert "\nYour code" not in verdict.message
 
 
@@ -267,7 +270,7 @@ def test_a_cause_without_evidence_is_refused_with_the_fix():
 def test_the_lead_in_names_only_the_alternatives_the_code_holds():
     entry = next(m for m in ENTRIES if m.evidence == ("call:mul_|add_",))
     both = misconceptions.explain(entry, {"text": "c.mul_(9 / 5).add_(32)"})
-    cause = misconceptions.continued(entry.cause)
+    cause = misconceptions.continued(entry.cause_for(None))
     assert f"{entry.message}\nYour code calls `mul_` or `add_`: {cause}" == both
     only = misconceptions.explain(entry, {"text": "c = c * 9 / 5\nc.add_(32)"})
     assert f"{entry.message}\nYour code calls `add_`: {cause}" == only
@@ -299,3 +302,31 @@ def test_the_cause_continues_the_lead_in_in_lower_case():
     assert misconceptions.continued("A float argument") == "a float argument"
     for kept in ("DDP decides", "torch.cdist returns", "CUDA has", "x.grad holds"):
         assert misconceptions.continued(kept) == kept
+
+
+def test_a_cause_per_alternative_shows_only_the_texts_of_the_code_s_alternatives():
+    """r4 walkthrough #2: torch.Tensor(range(12)) was told about arange(12.0) too."""
+    entry = next(
+        m
+        for m in ENTRIES
+        if m.exercise_id == "01.arange_grid"
+        and "call:Tensor" in (m.cause if isinstance(m.cause, dict) else {})
+    )
+    tensor = misconceptions.explain(
+        entry, {"text": "answer = torch.Tensor(range(12)).reshape(3, 4)"}
+    )
+    assert "Your code calls `Tensor`: torch.Tensor(list) makes" in tensor
+    assert "arange(12.0)" not in tensor
+    arange = misconceptions.explain(entry, {"text": "answer = torch.arange(12.0).reshape(3, 4)"})
+    assert "arange(12.0)" in arange and "torch.Tensor(list)" not in arange
+    unread = misconceptions.explain(entry, None)
+    assert "arange(12.0)" in unread and "torch.Tensor(list)" in unread
+    with pytest.raises(ValueError, match="one text for each alternative"):
+        Misconception(
+            "01.arange_grid",
+            "x",
+            lambda: 1,
+            "seen",
+            cause={"call:arange": "c"},
+            evidence=("call:arange|Tensor",),
+        )
