@@ -61,6 +61,7 @@ HOW_MATTERS = {
     "08.relu_fix": "backward() works",
     "09.sum_losses": "a single backward pass",
     "09.third_derivative": "torch.autograd.grad twice, then .backward()",
+    "10.resume_checkpoint": "fix the saving and the loading",
     "09.gradient_penalty": "one plain backward() on total",
     "10.fix_optimizer_order": "without adding or removing any line",
     "11.leaf_after_steps": "three steps of gradient descent",
