@@ -226,8 +226,17 @@ def left_behind_text(code: str) -> str:
     )
 
 
+def _few_numbers(value) -> bool:
+    """A list or tuple of at most 6 plain Python numbers."""
+    return (
+        isinstance(value, (list, tuple))
+        and len(value) <= 6
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+    )
+
+
 def _lower_first(text: str) -> str:
-    if text.startswith(("Your ", "Item ", "Every ")):
+    if text.startswith(("Your ", "Item ", "Every ", "The value for key ")):
         return text[0].lower() + text[1:]
     return text
 
@@ -250,6 +259,8 @@ def _describe_args(args: tuple, names: list[str]) -> str:
             where = " on meta" if value.device.type == "meta" else ""  # never cpu/cuda: stable
             parts.append(f"{label}: shape {dx.fmt_shape(value.shape)} {dtype}{where}")
         elif isinstance(value, (bool, int, float, str)) or value is None:
+            parts.append(f"{label}={value!r}")
+        elif _few_numbers(value):  # a short list says more than "list": [1.0, 1e+300, inf]
             parts.append(f"{label}={value!r}")
         else:
             parts.append(f"{label}: {type(value).__name__}")

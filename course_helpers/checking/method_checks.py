@@ -51,7 +51,7 @@ WHY = {
     ),
     "call:grad": (
         "the task asks for the derivatives from `torch.autograd.grad` (with "
-        "create_graph=True), not from a formula typed by hand."
+        "create_graph=True), and your code has no `torch.autograd.grad` call."
     ),
     "call:backward": (
         "the task asks you to call `.backward()` on the second derivative, so that autograd "
@@ -116,7 +116,7 @@ WHY = {
     "many:grad": (
         "the task asks for `torch.autograd.grad` twice (the first with `create_graph=True`), "
         "so that the second derivative comes from autograd; your code calls it once."
-    ),
+    ),  # shown only when the code calls it at all (else "call:grad" says so)
     "call:cdist": (
         "the task asks for the differences built with broadcasting "
         "(`a[:, None, :] - b[None, :, :]`); `torch.cdist` computes the distances for you."
@@ -298,7 +298,11 @@ def verdict_note(exercise, record: Any, values_right: bool = True) -> str:
             said.setdefault(why, []).extend(used(p) for p in parts.get(pattern) or [pattern])
     for why, what in said.items():
         notes.append(f"Your code {' and '.join(dict.fromkeys(what))}: {why}")
-    for pattern in list(record.get("missing", []) or []) if values_right else []:
+    missing = list(record.get("missing", []) or [])
+    for pattern in missing if values_right else []:
+        kind, _, name = pattern.partition(":")
+        if kind == "many" and f"call:{name}" in missing:
+            continue  # not called at all: "call:NAME" says so, "once" would be untrue
         if pattern in exercise.require:
             text = WHY.get(pattern, f"the task asks for {shown(pattern)}.")
             notes.append(text[:1].upper() + text[1:])

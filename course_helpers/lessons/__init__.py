@@ -58,8 +58,8 @@ def get(exercise_id: str) -> Exercise:
     if not isinstance(exercise_id, str):
         raise CourseError(
             "An exercise id is a string such as '01.arange_grid', "
-            f"not {type(exercise_id).__name__}: check's first argument is the id, the answer "
-            "comes second, e.g. check('01.arange_grid', answer)."
+            f"not {type(exercise_id).__name__}: the id comes first, as in "
+            "check('01.arange_grid', answer) or hint('01.arange_grid')."
         )
     by_id = {e.id: e for e in catalog()}
     if exercise_id in by_id:
