@@ -61,6 +61,7 @@ HOW_MATTERS = {
     "08.relu_fix": "backward() works",
     "09.sum_losses": "a single backward pass",
     "09.third_derivative": "torch.autograd.grad twice, then .backward()",
+    "10.resume_checkpoint": "fix the saving and the loading",
     "09.gradient_penalty": "one plain backward() on total",
     "10.fix_optimizer_order": "without adding or removing any line",
     "11.leaf_after_steps": "three steps of gradient descent",
@@ -208,7 +209,7 @@ def _curated() -> dict[str, list[Variant]]:
         "u.register_hook(lambda grad: grad / 2)\n",
         'f = u + 3 * a\nf.backward()\nanswer = a\ncheck("05.hook_halve", answer)\n',
     ]
-    return {
+    curated = {
         "01.arange_grid": [
             Variant(
                 "int32 grid",
@@ -708,6 +709,166 @@ def _curated() -> dict[str, list[Variant]]:
             ),
         ],
     }
+    for exercise_id, variants in _walkthrough_r4(fn).items():
+        curated.setdefault(exercise_id, []).extend(variants)
+    return curated
+
+
+def _walkthrough_r4(fn) -> dict[str, list[Variant]]:
+    """The r4 walkthrough's answers (reports/r4-walk-findings.md): the attempts that made the
+    required-call window count a failed try, and the stated forms nothing checked."""
+    grid = "[[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]"
+    a = "a = torch.tensor(2.0, requires_grad=True)\n"
+    x = "x = torch.tensor(1.5, requires_grad=True)\n"
+    return {
+        "01.arange_grid": [
+            Variant(
+                "typed after a try with arange",
+                [
+                    'answer = torch.arange(12).reshape(4, 3)\ncheck("01.arange_grid", answer)\n',
+                    f'answer = torch.tensor({grid})\ncheck("01.arange_grid", answer)\n',
+                ],
+                "fail",
+                "#1: the earlier attempt's arange no longer counts",
+            ),
+        ],
+        "05.hook_halve": [
+            Variant(
+                ".grad set by hand after a try with a hook",
+                [
+                    a + "u = a**2\na.register_hook(lambda g: g / 2)\nf = u + 3 * a\n"
+                    'f.backward()\nanswer = a\ncheck("05.hook_halve", answer)\n',
+                    a + "u = a**2\nf = u + 3 * a\nf.backward()\na.grad = torch.tensor(5.0)\n"
+                    'answer = a\ncheck("05.hook_halve", answer)\n',
+                ],
+                "fail",
+                "#14",
+            ),
+            Variant(
+                "hook one cell earlier, the check cell edited",
+                [
+                    a + "u = a**2\nu.register_hook(lambda grad: grad / 2)\n",
+                    'f = u + 3 * a\nanswer = a\ncheck("05.hook_halve", answer)\n',
+                    'f = u + 3 * a\nf.backward()\nanswer = a\ncheck("05.hook_halve", answer)\n',
+                ],
+                "pass",
+                "issue 34 item 4 after a failed attempt",
+            ),
+        ],
+        "09.third_derivative": [
+            Variant(
+                "36 typed after a try with autograd",
+                [
+                    x + "(d1,) = torch.autograd.grad(x**4, x, create_graph=True)\nd1.backward()\n"
+                    'answer = x\ncheck("09.third_derivative", answer)\n',
+                    x + "(d1,) = torch.autograd.grad(x**4, x, create_graph=True)\n"
+                    "(d2,) = torch.autograd.grad(d1, x, create_graph=True)\n"
+                    "x.grad = torch.tensor(36.0)\nanswer = x\n"
+                    'check("09.third_derivative", answer)\n',
+                ],
+                "fail",
+                "#25",
+            ),
+        ],
+        "02.match_like": [
+            Variant(
+                "names the meta device",
+                [
+                    fn("""
+                    def match_like(values, reference):
+                        if reference.device.type == "meta":
+                            return values.to("meta").to(reference.dtype)
+                        return values.to(reference.dtype)
+
+
+                    check("02.match_like", match_like)
+                    """)
+                ],
+                "fail",
+                "#6: the task says name no device",
+            ),
+        ],
+        "04.times_table": [
+            Variant(
+                "torch.outer",
+                [
+                    "numbers = torch.arange(1, 6)\nanswer = torch.outer(numbers, numbers)\n"
+                    'check("04.times_table", answer)\n'
+                ],
+                "fail",
+                "#12: a column, a row and broadcasting",
+            ),
+        ],
+        "10.resume_checkpoint": [
+            Variant(
+                "eight steps, no checkpoint",
+                [
+                    "net, optimizer = make_run()\ntrain(net, optimizer, 8)\n"
+                    'answer = net.weight.detach().clone()\ncheck("10.resume_checkpoint", answer)\n'
+                ],
+                "fail",
+                "#28: fix the saving and the loading",
+            ),
+        ],
+        "12.first_nonfinite": [
+            Variant(
+                "a float32 tensor",
+                [
+                    fn("""
+                    def first_nonfinite(losses):
+                        bad = (~torch.isfinite(torch.tensor(losses))).nonzero()
+                        return int(bad[0, 0]) if len(bad) else -1
+
+
+                    check("12.first_nonfinite", first_nonfinite)
+                    """)
+                ],
+                "fail",
+                "#29: a huge finite loss becomes inf in float32",
+            ),
+        ],
+        "13.pick_backend": [
+            Variant(
+                "a list",
+                [
+                    fn("""
+                    def pick_backend(cuda_count, local_rank, local_world_size):
+                        if cuda_count >= local_world_size:
+                            return ["nccl", f"cuda:{local_rank}"]
+                        return ["gloo", "cpu"]
+
+
+                    check("13.pick_backend", pick_backend)
+                    """)
+                ],
+                "fail",
+                "#33: the task says a tuple",
+            ),
+        ],
+        "13.fix_set_epoch": [
+            Variant(
+                "a new sampler each epoch",
+                [
+                    fn("""
+                    def epoch_orders(rank, world_size, workdir):
+                        dataset = TensorDataset(torch.arange(12))
+                        orders = []
+                        for epoch in range(3):
+                            sampler = DistributedSampler(dataset, shuffle=True, seed=epoch)
+                            loader = DataLoader(dataset, batch_size=3, sampler=sampler)
+                            orders.append([i for (batch,) in loader for i in batch.tolist()])
+                        return orders
+
+
+                    answer = stacked(run_on_two_ranks(epoch_orders))
+                    check("13.fix_set_epoch", answer)
+                    """)
+                ],
+                "fail",
+                "#33: the same sampler, only the bug fixed",
+            ),
+        ],
+    }
 
 
 # ---------------------------------------------------------------- generic variants
@@ -846,9 +1007,9 @@ def generic_variants(exercise, source: str, literal: str | None) -> list[Variant
                 )
                 variants.append(Variant(label, [changed], expect))
         if kind in ("value", "autograd"):
-            no_graph = getattr(exercise, "context", "") == "no_graph"
+            # recording left off by the answer's cell is told, for every exercise (r4 #24)
             dirty = _join(before, region, ["torch.set_grad_enabled(False)"], after)
-            variants.append(Variant("dirty_grad", [dirty], "fail" if no_graph else "any"))
+            variants.append(Variant("dirty_grad", [dirty], "fail"))
         if literal and arg and re.fullmatch(r"\w+", arg.strip()):
             name = arg.strip()
             typed = [f"{name} = {literal['value']}"]

@@ -6,11 +6,14 @@ Three readings, each for one question (``method_checks`` chooses):
   is looked for here (and in a checked function's own code): the answer is built here, and
   a scratch cell run later (e.g. the cell after the check that asks autograd) never counts
   against it.
-- :func:`cells_run`: every distinct cell run since the last ``check`` of *another* exercise,
-  the check's cell included, in the order they ran (IPython's input history). A *required*
-  method may sit in any of them: a hook registered one cell earlier, a helper defined above.
-  Cells run between two attempts of the same exercise stay in, so a second attempt that only
-  re-runs the check's cell is read like the first.
+- :func:`cells_run`: what the current answer ran: every distinct cell run since the last
+  ``check`` of *another* exercise, in the order they ran (IPython's input history), except the
+  earlier attempts of this one. A *required* method may sit in any of them: a hook registered
+  one cell earlier, a helper defined above (also when only the check's cell is run again).
+  An earlier cell that checked this same exercise is an attempt the current one replaces (in
+  JupyterLab, usually the same cell before it was edited): a call made there no longer counts,
+  so typed numbers after a try with the right tool are read as typed numbers. Only a cell that
+  does nothing but check again reads the attempt before it, which built the answer.
 - :func:`function_sources`: a checked function's own source and that of the notebook's
   functions it calls (two levels deep), e.g. ``evaluate`` behind ``evaluate_probe``.
 
@@ -21,7 +24,9 @@ history: every reading is empty and the record says "not checked".
 
 from __future__ import annotations
 
+import ast
 import inspect
+import re
 import textwrap
 from typing import Any
 
@@ -46,6 +51,34 @@ def check_cell() -> str:
     return history[-1] if history else ""
 
 
+def current_cell() -> str:
+    """The cell being run: from the input history, else from the kernel's execute request
+    (a cell run with ``store_history=False``, as nbval runs them, is in no history)."""
+    return check_cell() or executing_cell()
+
+
+def executing_cell() -> str:
+    """The code of the cell the kernel is running, from the execute request itself: IPython
+    keeps no history of a cell run with ``store_history=False`` (as nbval runs them)."""
+    import sys
+
+    if "IPython" not in sys.modules:
+        return ""
+    from IPython import get_ipython
+
+    kernel = getattr(get_ipython(), "kernel", None)
+    get_parent = getattr(kernel, "get_parent", None)
+    if get_parent is None:  # a terminal IPython: no kernel, no request
+        return ""
+    try:
+        parent = get_parent("shell")
+    except TypeError:  # an ipykernel older than 6
+        parent = getattr(kernel, "_parent", None)
+    content = parent.get("content") if isinstance(parent, dict) else None
+    code = content.get("code") if isinstance(content, dict) else None
+    return code if isinstance(code, str) else ""
+
+
 def _window_start(exercise_id: str, history: list[str]) -> int:
     index = len(history) - 1
     same_history = _last.get("history") == id(history) and _last.get("index", -1) <= index
@@ -57,18 +90,45 @@ def _window_start(exercise_id: str, history: list[str]) -> int:
 
 
 def cells_run(exercise_id: str) -> list[str]:
-    """Every distinct cell run since the last check of another exercise, the check's cell
-    last ([] outside IPython). A cell run twice unchanged counts once."""
+    """The cells the current answer ran (see the module docstring), the check's cell last
+    ([] outside IPython). A cell run twice unchanged counts once."""
     history = _history()
     if not history:
         return []
     start = _window_start(exercise_id, history)
+    current, earlier = history[-1], history[start:-1]
+    attempts = [i for i, source in enumerate(earlier) if checks_exercise(source, exercise_id)]
+    kept = set(attempts[-1:]) if attempts and _only_checks(current, exercise_id) else set()
     cells: list[str] = []
-    for source in history[start:]:
+    for index, source in enumerate([*earlier, current]):
+        if index in attempts and index not in kept:
+            continue  # an earlier attempt of this exercise: replaced by the current one
         if source in cells:
             cells.remove(source)
         cells.append(source)
     return cells
+
+
+def checks_exercise(source: str, exercise_id: str) -> bool:
+    """``source`` calls ``check`` on ``exercise_id`` (a literal id, as the notebooks write it)."""
+    return re.search(rf"\bcheck\(\s*(['\"]){re.escape(exercise_id)}\1", source) is not None
+
+
+def _only_checks(source: str, exercise_id: str) -> bool:
+    """Every statement of ``source`` is a call of ``check`` (or ``hint``) on ``exercise_id``:
+    the cell checks again an answer that an earlier cell built."""
+    from course_helpers.checking.code_patterns import parse
+
+    tree = parse(source)
+    if tree is None or not tree.body:
+        return False
+    return all(
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Call)
+        and isinstance(statement.value.func, ast.Name)
+        and statement.value.func.id in ("check", "hint", "print", "display")
+        for statement in tree.body
+    ) and checks_exercise(source, exercise_id)
 
 
 def note_check(exercise_id: str) -> None:

@@ -71,15 +71,19 @@ def _check_flag(name: str, explain_true: str, explain_false: str):
         if got[name] == expected[name]:
             return dx.passed()
         when_true, when_false = explain_true, explain_false
-        context = getattr(exercise, "context", "")
+        context = task_context(exercise)
         if name == "requires_grad" and context in _REQUIRES_GRAD_ADVICE:
             when_true, when_false = _REQUIRES_GRAD_ADVICE[context]
-        return dx.failed(
-            f"Your tensor has {name}={got[name]} but {name}={expected[name]} is expected: "
-            + (when_true if expected[name] else when_false)
+        return dx.advised(
+            f"Your tensor has {name}={got[name]} but {name}={expected[name]} is expected.",
+            _sentence(when_true if expected[name] else when_false),
         )
 
     return checker
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _check_grad_fn(exercise, got, expected) -> dx.Diagnosis:
@@ -87,14 +91,14 @@ def _check_grad_fn(exercise, got, expected) -> dx.Diagnosis:
     if mine == wanted:
         return dx.passed()
     if wanted is None:
-        return dx.failed(
-            f"Your tensor has grad_fn {mine}, but no grad_fn is expected: it should be a leaf or "
-            "detached from the graph (.detach() or torch.no_grad())."
+        return dx.advised(
+            f"Your tensor has grad_fn {mine}, but no grad_fn is expected.",
+            "It should be a leaf or detached from the graph (.detach() or torch.no_grad()).",
         )
     if mine is None:
-        return dx.failed(
-            f"Your tensor has no grad_fn, but {wanted} is expected: it should be the result of "
-            "an operation on a tensor that requires grad."
+        return dx.advised(
+            f"Your tensor has no grad_fn, but {wanted} is expected.",
+            "It should be the result of an operation on a tensor that requires grad.",
         )
     return dx.failed(
         f"Your tensor's grad_fn is {mine} but {wanted} is expected: the last operation that "
@@ -119,6 +123,7 @@ def _check_value(exercise, got, expected) -> dx.Diagnosis:
         expected,
         rtol=exercise.rtol,
         atol=exercise.atol,
+        context=task_context(exercise),
     )
 
 
@@ -127,12 +132,12 @@ def _check_grad(exercise, got, expected) -> dx.Diagnosis:
     if wanted is None and mine is None:
         return dx.passed()
     if wanted is None:
-        return dx.failed(
-            "Your tensor has a .grad, but none is expected: backward() should not reach it "
-            "(or its .grad should be reset to None)."
+        return dx.advised(
+            "Your tensor has a .grad, but none is expected.",
+            "backward() should not reach it (or its .grad should be reset to None).",
         )
     if mine is None:
-        return dx.failed(_grad_is_none(got))
+        return dx.advised(*_grad_is_none(got))
     return dx.diagnose_tensor(
         mine,
         wanted,
@@ -140,27 +145,39 @@ def _check_grad(exercise, got, expected) -> dx.Diagnosis:
         atol=exercise.atol,
         subject="Your tensor's .grad",
         grad_context=True,
+        context="keep_graph" if mine["requires_grad"] else task_context(exercise),
     )
 
 
-def _grad_is_none(got: dict) -> str:
-    """Why a tensor has no .grad, as far as its record tells."""
+def task_context(exercise) -> str:
+    """What the task asks of autograd, for advice: ``Exercise.context``, and "no_graph" for a
+    task that must build no graph at all (``must_build_no_graph``)."""
+    context = getattr(exercise, "context", "")
+    if not context and getattr(exercise, "must_build_no_graph", False):
+        return "no_graph"
+    return context
+
+
+def _grad_is_none(got: dict) -> tuple[str, str]:
+    """(why a tensor has no .grad, as far as its record tells; the generic fix)."""
     if not got["requires_grad"]:
         return (
             "Your tensor's .grad is None, and it does not require grad, so backward() never "
-            "fills it: it should be a tensor that requires grad (or made from one)."
+            "fills it.",
+            "It should be a tensor that requires grad (or made from one).",
         )
     if not got["is_leaf"]:
         return (
             f"Your tensor's .grad is None: it is not a leaf (grad_fn {got['grad_fn']}), and "
-            "backward() keeps .grad only for leaves. Call .retain_grad() on it before "
-            "backward() (calling it afterwards is too late), or, if backward() never ran, "
-            "call it on the result."
+            "backward() keeps .grad only for leaves.",
+            "Call .retain_grad() on it before backward() (calling it afterwards is too late), "
+            "or, if backward() never ran, call it on the result.",
         )
     return (
         "Your tensor's .grad is None: it is a leaf that requires grad, so backward() has not "
-        "reached it: call .backward() on a result computed from it (or, if you set .grad to "
-        "None yourself, run backward() again afterwards)."
+        "reached it.",
+        "Call .backward() on a result computed from it (or, if you set .grad to None yourself, "
+        "run backward() again afterwards).",
     )
 
 

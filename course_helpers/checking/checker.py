@@ -97,10 +97,10 @@ def check(exercise_id: str, answer: Any = ..., *, demo: bool = False) -> CheckRe
         exercise = get(exercise_id)
         require_flag(demo, "demo", "check")
     except CourseError as err:
-        return _finish(CheckResult(str(exercise_id), "", "error", str(err)))
+        return _finish(CheckResult(_id_label(exercise_id), "", "error", str(err)))
     except Exception as err:  # e.g. a lesson module with a bug: still no traceback here
         message = f"The exercise list could not be loaded ({type(err).__name__}: {err})."
-        return _finish(CheckResult(str(exercise_id), "", "error", message))
+        return _finish(CheckResult(_id_label(exercise_id), "", "error", message))
     try:
         with quiet():  # the test inputs' warnings are no part of the feedback
             submission = collect(exercise, answer)
@@ -122,7 +122,7 @@ def check(exercise_id: str, answer: Any = ..., *, demo: bool = False) -> CheckRe
         exercise.id,
         exercise.title,
         verdict.status,
-        verdict.message,
+        _not_repeated(answer, verdict),
         len(exercise.hints) if helps else 0,
     )
     if not demo:
@@ -133,6 +133,29 @@ def check(exercise_id: str, answer: Any = ..., *, demo: bool = False) -> CheckRe
                 result, attempt=attempts.count, first_passed=attempts.first_passed
             )
     return _finish(result)
+
+
+PRINTED_ABOVE = (
+    "The run failed: the message printed above this verdict says on which rank, with which "
+    "error, and at which line of your code."
+)
+
+
+def _not_repeated(answer: Any, verdict: dx.Diagnosis) -> str:
+    """The verdict's message, or, for a failed two-rank run whose message this very cell
+    printed already (``run_on_two_ranks``), a pointer to it: shown once, not twice."""
+    printed_in = getattr(answer, "printed_in", None)
+    if verdict.status == "error" and printed_in is not None and printed_in == _current_execution():
+        return PRINTED_ABOVE
+    return verdict.message
+
+
+def _id_label(exercise_id: Any) -> str:
+    """How a wrong first argument of ``check`` is named in the verdict's heading: an id as
+    written (cut short), anything else by its type (a whole tensor would fill the heading)."""
+    if isinstance(exercise_id, str):
+        return exercise_id if len(exercise_id) <= 60 else exercise_id[:57] + "..."
+    return f"({type(exercise_id).__name__} where an exercise id belongs)"
 
 
 def _note_cells_read(exercise_id: str) -> None:

@@ -16,13 +16,22 @@ A pattern is ``KIND:NAME``; ``|`` separates alternatives (any one of them matche
 ``many:backward``        ``.backward()`` called at two places or more, or inside a loop
 ``kw:backward.retain_graph``  a ``backward`` call given ``retain_graph`` (other than a
                          literal False or None); ``kw:retain_graph``: any call given it
+``named:device``         a device written into the code: a string such as ``"cpu"``,
+                         ``"cuda:0"``, ``"meta"``, or ``torch.device(...)``
+``named:dtype``          a dtype written into the code: ``torch.float32`` (any torch dtype
+                         attribute), a cast such as ``.float()``/``.double()``, a string
+                         such as ``"float64"``
+
+A call of a plain name counts when the code imports it from torch, or when it is a class
+name (capitalised) that the code read does not define: ``DistributedSampler(...)`` in a
+lesson-13 function, where the launcher provides it.
 """
 
 from __future__ import annotations
 
 import ast
 
-KINDS = ("attr", "call", "with", "op", "loop", "many", "kw")
+KINDS = ("attr", "call", "with", "op", "loop", "many", "kw", "named")
 _OPERATORS = {"matmul": ast.MatMult}  # op:NAME -> the ast operator it names
 _LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp)
 _PER_ELEMENT = ("apply_", "map_", "map2_", "vectorize")
@@ -36,6 +45,8 @@ def valid_pattern(pattern: str) -> bool:
         return bool(call and (keyword or not dot))
     if kind == "loop":
         return name == "python"
+    if kind == "named":
+        return bool(name) and all(n in ("device", "dtype") for n in name.split("|"))
     return kind in KINDS and bool(name)
 
 
@@ -55,13 +66,23 @@ def uses(tree: ast.AST, patterns) -> set[str]:
 
 
 def _imported_from_torch(tree: ast.AST) -> frozenset[str]:
-    """Names the code imports from torch (``from torch.autograd import grad``): a call of
-    the plain name counts as a call of torch's function."""
-    names = set()
+    """Names the code imports from torch (``from torch.autograd import grad``), and class
+    names it calls without defining them (``DistributedSampler``): a call of the plain name
+    counts as a call of torch's."""
+    names, defined, classes = set(), set(), set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "torch":
             names.update(alias.asname or alias.name for alias in node.names)
-    return frozenset(names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            defined.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            defined.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id[:1].isupper():
+                classes.add(node.func.id)
+    return frozenset(names | (classes - defined))
 
 
 def _matches(node: ast.AST, pattern: str, imported=frozenset()) -> bool:
@@ -85,6 +106,8 @@ def _matches(node: ast.AST, pattern: str, imported=frozenset()) -> bool:
         )
     if kind == "loop":
         return _is_loop(node)
+    if kind == "named":
+        return any(_names_a(node, alternative) for alternative in name.split("|"))
     if kind == "kw":
         calls, _, keyword = name.rpartition(".")
         if not isinstance(node, ast.Call):
@@ -112,6 +135,36 @@ def _is_call(node: ast.AST, name: str, imported=frozenset()) -> bool:
     else:
         return False
     return called == plain and (not name.endswith("()") or not (node.args or node.keywords))
+
+
+_DEVICES = ("cpu", "cuda", "meta", "mps", "xpu")
+_DTYPES = (
+    "float16", "float32", "float64", "bfloat16", "half", "float", "double", "complex64",
+    "complex128", "cfloat", "cdouble", "uint8", "int8", "int16", "int32", "int64", "short",
+    "int", "long", "bool",
+)  # fmt: skip
+_CASTS = ("float", "double", "half", "bfloat16", "long", "int", "short", "char", "byte", "bool")
+
+
+def _names_a(node: ast.AST, what: str) -> bool:
+    """``node`` writes a device (``what`` "device") or a dtype ("dtype") into the code."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        text = node.value.strip().lower().removeprefix("torch.")
+        if what == "device":
+            return text.split(":")[0] in _DEVICES
+        return text in _DTYPES
+    if what == "device":
+        return _is_call(node, "device") and isinstance(node.func, ast.Attribute)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        if node.value.id == "torch" and node.attr in _DTYPES:
+            return True  # torch.float32, torch.long
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _CASTS
+        and not node.args
+        and not node.keywords
+    )
 
 
 def _managers(node: ast.AST) -> list[ast.expr]:
@@ -182,12 +235,41 @@ def shown(pattern: str) -> str:
         return {"matmul": "`@`"}.get(name, f"the `{name}` operator")
     if kind == "loop":
         return "a Python loop"
+    if kind == "named":
+        return " or ".join(f"a {n} written into the code" for n in name.split("|"))
     if kind == "kw":
         calls, _, keyword = name.rpartition(".")
         if not calls:
             return f"`{keyword}=...`"
         return " or ".join(f"`{call}({keyword}=...)`" for call in calls.split("|"))
     return " or ".join(f"`with torch.{alternative}()`" for alternative in name.split("|"))
+
+
+def used(pattern: str) -> str:
+    """How the pattern reads after "Your code ", as the code holds it: "calls `cdist`",
+    "uses `.data`", "has a `with` block on `no_grad`", "passes `retain_graph=` to `backward`"."""
+    kind, _, name = pattern.partition(":")
+    names = name.split("|")
+    if kind in ("call", "many"):
+        calls = " or ".join(
+            f"`{n[:-2]}` with no arguments" if n.endswith("()") else f"`{n}`" for n in names
+        )
+        return f"calls {calls}" + (" more than once" if kind == "many" else "")
+    if kind == "attr":
+        return " or ".join(f"uses `.{n}`" for n in names)
+    if kind == "with":
+        return "has a `with` block on " + " or ".join(f"`{n}`" for n in names)
+    if kind == "op":
+        return f"uses {shown(pattern)}"
+    if kind == "loop":
+        return "uses a Python loop"
+    if kind == "named":
+        return "names " + " and ".join(f"a {n}" for n in names)
+    if kind == "kw":
+        calls, _, keyword = name.rpartition(".")
+        target = " or ".join(f"`{c}`" for c in calls.split("|")) if calls else ""
+        return f"passes `{keyword}=`" + (f" to {target}" if target else "")
+    return f"uses {shown(pattern)}"
 
 
 def parse(source: str) -> ast.AST | None:

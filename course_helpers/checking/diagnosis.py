@@ -29,6 +29,7 @@ from course_helpers.checking.values import close_mask
 from course_helpers.checking.verdict import (
     DEFAULT_TOLERANCES,
     Diagnosis,
+    advised,
     failed,
     not_attempted,
     passed,
@@ -53,6 +54,7 @@ from course_helpers.records import (
 __all__ = [
     "DEFAULT_TOLERANCES",
     "Diagnosis",
+    "advised",
     "close_mask",
     "describe",
     "diagnose",
@@ -89,6 +91,7 @@ def diagnose(
     subject: str = "Your answer",
     grad_context: bool = False,
     in_function: bool = False,
+    context: str = "",
 ) -> Diagnosis:
     """Compare ``answer`` with ``expected`` (objects or records) and name the first problem.
 
@@ -99,6 +102,7 @@ def diagnose(
     constant factor as accumulation). ``in_function``: the answer is a function's output
     computed on the same inputs as the expected one, so it must also be on the same device
     as the expected output, and fixes point into the function rather than at its result.
+    ``context``: what the task asks of autograd (``Exercise.context``), for the advice.
     """
     got, exp = describe(answer), describe(expected)
     if is_missing(got):
@@ -115,16 +119,31 @@ def diagnose(
             subject=subject,
             grad_context=grad_context,
             in_function=in_function,
+            context=context,
         )
     if kind == "number":
         return pred.diagnose_number(got, exp, rtol=rtol, atol=atol, subject=subject)
     if kind in ("tuple", "list"):
         return diagnose_sequence(
-            got, exp, rtol=rtol, atol=atol, device=device, subject=subject, in_function=in_function
+            got,
+            exp,
+            rtol=rtol,
+            atol=atol,
+            device=device,
+            subject=subject,
+            in_function=in_function,
+            context=context,
         )
     if kind == "dict":
         return diagnose_mapping(
-            got, exp, rtol=rtol, atol=atol, device=device, subject=subject, in_function=in_function
+            got,
+            exp,
+            rtol=rtol,
+            atol=atol,
+            device=device,
+            subject=subject,
+            in_function=in_function,
+            context=context,
         )
     return pred.diagnose_prediction(got, exp, rtol=rtol, atol=atol)
 
@@ -141,7 +160,9 @@ def diagnose(
 # ---- values
 
 
-def diagnose_sequence(got, exp, *, rtol, atol, device, subject, in_function=False) -> Diagnosis:
+def diagnose_sequence(
+    got, exp, *, rtol, atol, device, subject, in_function=False, context=""
+) -> Diagnosis:
     kind, want = kind_of(got), kind_of(exp)
     if want == "tuple" and all(
         isinstance(i, int) and not isinstance(i, bool) for i in exp["items"]
@@ -152,6 +173,9 @@ def diagnose_sequence(got, exp, *, rtol, atol, device, subject, in_function=Fals
             f"{subject} is {python_type_name(got)}, but a {want} of {len(exp['items'])} items "
             "is expected."
         )
+    if in_function and kind != want:  # a function's task says which it returns
+        brackets = "round brackets, (a, b)" if want == "tuple" else "square brackets, [a, b]"
+        return failed(f"{subject} is a {kind}, but a {want} is expected: return it in {brackets}.")
     if exp["items"] and all(isinstance(i, str) for i in exp["items"]):
         # names (e.g. parameter names): order and counts say more than item-by-item
         return predict_items(
@@ -177,6 +201,7 @@ def diagnose_sequence(got, exp, *, rtol, atol, device, subject, in_function=Fals
             device=device,
             subject=label,
             in_function=in_function,
+            context=context,
         )
         if result.status == "not_attempted":
             return not_attempted(f"{label} is still `...`: fill it in and run the cell again.")
@@ -185,7 +210,9 @@ def diagnose_sequence(got, exp, *, rtol, atol, device, subject, in_function=Fals
     return passed()
 
 
-def diagnose_mapping(got, exp, *, rtol, atol, device, subject, in_function=False) -> Diagnosis:
+def diagnose_mapping(
+    got, exp, *, rtol, atol, device, subject, in_function=False, context=""
+) -> Diagnosis:
     if kind_of(got) != "dict":
         return failed(f"{subject} is {python_type_name(got)}, but a dict is expected.")
     mine = {repr(k): (k, v) for k, v in zip(got["keys"], got["values"], strict=True)}
@@ -209,6 +236,7 @@ def diagnose_mapping(got, exp, *, rtol, atol, device, subject, in_function=False
             device=device,
             subject=label,
             in_function=in_function,
+            context=context,
         )
         if not result.passed:
             return labelled(result, label)

@@ -12,7 +12,8 @@ finds the same evidence. :func:`found` answers "which of these patterns does the
 hold?" with the method checks' pattern language (``checking.method_checks``: ``call:``,
 ``attr:``, ``with:``, ``op:matmul``) plus ``kw:NAME`` (a keyword argument in any call) and a
 few more operators (``op:floordiv``, ``op:is``, ``op:isub``, ``op:iadd``, ``op:imul``,
-``op:idiv``); ``call:NAME`` also finds a call of the plain name (``cdist(a, b)`` after
+``op:idiv``) and ``order:a<b`` (``b`` called on a line after a call of ``a``: ``u.retain_grad()``
+after ``f.backward()``); ``call:NAME`` also finds a call of the plain name (``cdist(a, b)`` after
 ``from torch import cdist``). Code that could not be read (a value checked outside IPython,
 a function without source) is recorded as nothing: then no mechanism is stated as fact.
 """
@@ -37,40 +38,19 @@ def read_code(exercise, answer: Any) -> dict | None:
     if exercise.kind not in ("value", "function", "autograd"):
         return None  # predictions: the answer is a thought, not code
     try:
+        from course_helpers.checking import answer_code
         from course_helpers.checking.method_checks import _source_of
 
         text, where = _source_of(exercise, answer)
         if text.strip() and exercise.kind == "function" and callable(answer):
             text = "\n\n".join([text, *_helper_sources(answer)])
         if not text.strip() and not (exercise.kind == "function" and callable(answer)):
-            text, where = _executing_cell(), "answer cell"
+            text, where = answer_code.executing_cell(), "answer cell"
     except Exception:
         return None
     if not text.strip():
         return None
     return {"where": where, "text": text[:MAX_CODE_CHARS]}
-
-
-def _executing_cell() -> str:
-    """The code of the cell the kernel is running, from the execute request itself: IPython
-    keeps no history of a cell run with ``store_history=False`` (as nbval runs them)."""
-    import sys
-
-    if "IPython" not in sys.modules:
-        return ""
-    from IPython import get_ipython
-
-    kernel = getattr(get_ipython(), "kernel", None)
-    get_parent = getattr(kernel, "get_parent", None)
-    if get_parent is None:  # a terminal IPython: no kernel, no request
-        return ""
-    try:
-        parent = get_parent("shell")
-    except TypeError:  # an ipykernel older than 6
-        parent = getattr(kernel, "_parent", None)
-    content = parent.get("content") if isinstance(parent, dict) else None
-    code = content.get("code") if isinstance(content, dict) else None
-    return code if isinstance(code, str) else ""
 
 
 def _helper_sources(function) -> list[str]:
@@ -154,6 +134,10 @@ def _alternatives_found(tree: ast.AST, pattern: str) -> list[str]:
 
 def _occurs(tree: ast.AST, pattern: str) -> bool:
     kind, _, name = pattern.partition(":")
+    if kind == "order":
+        first, _, then = name.partition("<")
+        before, after = _call_lines(tree, first), _call_lines(tree, then)
+        return bool(before and after) and max(after) > min(before)
     if kind in ("attr", "call", "with") or pattern == "op:matmul":
         from course_helpers.checking.method_checks import uses
 
@@ -169,6 +153,18 @@ def _occurs(tree: ast.AST, pattern: str) -> bool:
         if kind == "op" and _is_operator(node, name):
             return True
     return False
+
+
+def _call_lines(tree: ast.AST, name: str) -> list[int]:
+    """The lines on which ``name`` is called (as a method, a torch function or a plain name)."""
+    from course_helpers.checking.method_checks import uses
+
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (f"call:{name}" in uses(node, [f"call:{name}"]) or _bare_call(node, name))
+    ]
 
 
 def _bare_call(node: ast.AST, name: str) -> bool:
@@ -192,6 +188,29 @@ def _is_operator(node: ast.AST, name: str) -> bool:
     return False
 
 
+# methods that act by being called (their result is not the point): a line holding only the
+# method, without parentheses, does nothing, and no error says so
+_ACTIONS = (
+    "zero_grad", "backward", "step", "eval", "train", "retain_grad", "requires_grad_",
+    "zero_", "detach_", "barrier", "set_epoch", "no_grad",
+)  # fmt: skip
+
+
+def uncalled(code: Any) -> list[str]:
+    """The statements of the recorded ``code`` that name such a method without calling it
+    (``opt.zero_grad`` on a line of its own), as written; [] when none (or no code)."""
+    tree = _tree(code)
+    if tree is None:
+        return []
+    return [
+        ast.unparse(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr in _ACTIONS
+    ]
+
+
 def shown(pattern: str) -> str:
     """How a single pattern reads after "Your code ...": "calls `cdist`", "uses `.data`"."""
     kind, _, name = pattern.partition(":")
@@ -205,6 +224,9 @@ def shown(pattern: str) -> str:
         return f"has a `with` block on `{name}`"
     if kind == "kw":
         return f"passes `{name}=`"
+    if kind == "order":
+        first, _, then = name.partition("<")
+        return f"calls `{then}` after `{first}`"
     symbol = {"matmul": "@", "floordiv": "//", "is": "is", "isub": "-=", "iadd": "+="}
     symbol |= {"imul": "*=", "idiv": "/="}
     return f"uses `{symbol.get(name, name)}`"

@@ -4,8 +4,10 @@ cases, compared run by run with the reference function's (outputs, errors, chang
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 from course_helpers.checking import diagnosis as dx
+from course_helpers.checking.autograd_judge import task_context
 from course_helpers.checking.submissions import CASE_SEED, call_and_record, is_tensor
 from course_helpers.lessons.model import fresh_rng
 
@@ -107,7 +109,7 @@ def _judge_run(exercise, args: tuple, run: dict, wanted: dict, where: str) -> dx
                 subject=f"argument {i} after your function ran",
             )
             if not verdict.passed:
-                return dx.failed(f"{where}: {_lower_first(verdict.message)}")
+                return _at(where, verdict)
     else:
         # a change the reference makes too (e.g. training a model) is part of the task
         allowed = wanted["mutated"]
@@ -148,17 +150,19 @@ def _judge_run(exercise, args: tuple, run: dict, wanted: dict, where: str) -> dx
         inputs=inputs,
         subject="Your function's output",
         in_function=True,
+        context=task_context(exercise),
     )
     if verdict.status == "not_attempted":
         return dx.failed(f"{where}: your function returned None; did you forget `return`?")
     if verdict.passed:
         return verdict
-    return dx.Diagnosis(
-        verdict.status,
-        f"{where}: {_lower_first(verdict.message)}",
-        verdict.learner_error,
-        mistake=verdict.mistake,  # the question the first hint asks about it
-    )
+    return _at(where, verdict)
+
+
+def _at(where: str, verdict: dx.Diagnosis) -> dx.Diagnosis:
+    """``verdict`` about one test input: its message after ``where``, the rest kept (the
+    question the first hint asks, the generic advice)."""
+    return dataclasses.replace(verdict, message=f"{where}: {_lower_first(verdict.message)}")
 
 
 def _submodule_mode(where: str, i: int, which: str) -> str:
@@ -222,8 +226,17 @@ def left_behind_text(code: str) -> str:
     )
 
 
+def _few_numbers(value) -> bool:
+    """A list or tuple of at most 6 plain Python numbers."""
+    return (
+        isinstance(value, (list, tuple))
+        and len(value) <= 6
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+    )
+
+
 def _lower_first(text: str) -> str:
-    if text.startswith(("Your ", "Item ", "Every ")):
+    if text.startswith(("Your ", "Item ", "Every ", "The value for key ")):
         return text[0].lower() + text[1:]
     return text
 
@@ -246,6 +259,8 @@ def _describe_args(args: tuple, names: list[str]) -> str:
             where = " on meta" if value.device.type == "meta" else ""  # never cpu/cuda: stable
             parts.append(f"{label}: shape {dx.fmt_shape(value.shape)} {dtype}{where}")
         elif isinstance(value, (bool, int, float, str)) or value is None:
+            parts.append(f"{label}={value!r}")
+        elif _few_numbers(value):  # a short list says more than "list": [1.0, 1e+300, inf]
             parts.append(f"{label}={value!r}")
         else:
             parts.append(f"{label}: {type(value).__name__}")

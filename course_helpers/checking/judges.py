@@ -8,19 +8,24 @@ judges live here, the autograd and function judges in their own modules.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import warnings
 
 from course_helpers.checking import diagnosis as dx
 from course_helpers.checking import predictions as pred
-from course_helpers.checking.autograd_judge import judge_autograd
+from course_helpers.checking.autograd_judge import judge_autograd, task_context
 from course_helpers.checking.function_judge import judge_function
 from course_helpers.checking.submissions import SUBMISSION_FORMAT
 
 
 def judge(exercise, submission: dict) -> dx.Diagnosis:
     """Compare a submission with the exercise's reference. Pure; never raises; silent of
-    the warnings its test inputs make (see :func:`quiet`)."""
-    with quiet():
+    the warnings its test inputs make (see :func:`quiet`). References and the catalogue's
+    wrong answers are computed in a fresh kernel's state (``lessons.model.known_state``),
+    whatever the notebook left switched."""
+    from course_helpers.lessons.model import known_state
+
+    with quiet(), known_state():
         return _judge(exercise, submission)
 
 
@@ -49,7 +54,8 @@ def _judge(exercise, submission: dict) -> dx.Diagnosis:
             )
         answer = submission.get("answer")
         if _run_failed(exercise, answer):  # lesson 13: a rank crashed or the ranks hung
-            return dx.Diagnosis("error", answer["message"], learner_error=True)
+            message = answer["message"]
+            return dx.Diagnosis("error", message, True, mistake=run_failure_question(message))
         if _not_answered(exercise, answer):
             return dx.not_attempted()
         judge_kind = JUDGES[exercise.kind]
@@ -69,7 +75,9 @@ def _judge(exercise, submission: dict) -> dx.Diagnosis:
             verdict = _explain_misconception(exercise, answer, verdict, submission.get("code"))
         if "method" in submission and verdict.status in ("passed", "failed"):
             verdict = _with_method_note(exercise, submission["method"], verdict)
-        return verdict
+        if not verdict.passed and verdict.status != "not_attempted":
+            verdict = _with_uncalled_note(submission.get("code"), verdict)
+        return _with_notebook_state(submission.get("notebook"), verdict)
     except Exception as err:
         from course_helpers.errors import ReferenceHidden
 
@@ -85,6 +93,23 @@ def _run_failed(exercise, answer) -> bool:
         and dx.kind_of(answer) == "exception"
         and answer.get("name") == "RunFailed"
     )
+
+
+def run_failure_question(message: str) -> str:
+    """The first hint after a failed two-rank run: a question about the failure it reports
+    ("" when the failure says nothing a question could follow; the tiers come then)."""
+    text = message.lower()
+    if "filenotfounderror" in text or "no such file" in text:
+        return (
+            "One rank looked for a file that was not there yet: what makes that rank wait "
+            "until another rank has finished writing it?"
+        )
+    if "did not finish within" in text or "timed out" in text:
+        return (
+            "The ranks waited for each other: which collective (all_reduce, barrier) does one "
+            "rank call that the other never reaches?"
+        )
+    return ""
 
 
 def _not_answered(exercise, answer) -> bool:
@@ -104,9 +129,72 @@ def _with_method_note(exercise, record, verdict: dx.Diagnosis) -> dx.Diagnosis:
     if verdict.passed:
         text = "The values are right, but not the way the task asks. " + note
         return dx.Diagnosis("failed", text, mistake=note)
-    mistake = verdict.mistake or note
-    text = f"{verdict.message}\n{note}"
-    return dx.Diagnosis("failed", text, mistake=mistake, misconception=verdict.misconception)
+    text = verdict.observed  # the note is more specific than the generic advice
+    for line in note.split("\n"):
+        text = _merged(text, line)
+    return dx.Diagnosis(
+        "failed", text, mistake=verdict.mistake or note, misconception=verdict.misconception
+    )
+
+
+def _merged(message: str, line: str) -> str:
+    """``line`` added to ``message``: as a new paragraph, or, when ``message`` already has a
+    paragraph that says the same "Your code calls `x`", at the end of that one."""
+    lead, colon, rest = line.partition(": ")
+    if lead.startswith("Your code ") and colon:
+        paragraphs = message.split("\n")
+        for index, paragraph in enumerate(paragraphs):
+            if paragraph.startswith(f"{lead}: "):
+                paragraphs[index] = f"{paragraph} {rest[:1].upper()}{rest[1:]}"
+                return "\n".join(paragraphs)
+    return f"{message}\n{line}"
+
+
+def _with_uncalled_note(code, verdict: dx.Diagnosis) -> dx.Diagnosis:
+    """A wrong answer whose code names a method without calling it (``opt.zero_grad``): the
+    line does nothing, and no error says so. Named first thing (the hint follows it)."""
+    from course_helpers.checking.evidence import uncalled
+
+    lines = list(dict.fromkeys(uncalled(code)))
+    if not lines or verdict.status == "error" and not verdict.learner_error:
+        return verdict
+    shown = " and ".join(f"`{line}`" for line in lines)
+    what = "them" if len(lines) > 1 else "it"
+    note = (
+        f"Your code has {shown} on a line of its own, without parentheses: that names the "
+        f"method but does not call {what}, so the line does nothing (and no error says so). "
+        f"Call {what}: `{lines[0]}()`."
+    )
+    question = f"What does the line `{lines[0]}` do without parentheses?"
+    return dataclasses.replace(verdict, message=f"{verdict.observed}\n{note}", mistake=question)
+
+
+# the first hint after a check that found recording left off
+GRAD_OFF_QUESTION = (
+    "Is gradient recording on in your notebook now? `torch.is_grad_enabled()` tells you; which "
+    "of your statements switched it off without a `with` block?"
+)
+
+
+def _with_notebook_state(state, verdict: dx.Diagnosis) -> dx.Diagnosis:
+    """An answer checked while the notebook has gradient recording switched off does not pass:
+    the cell (or one before it) left the notebook broken for every later cell."""
+    from course_helpers.checking.left_behind import notebook_state_text
+
+    note = notebook_state_text(state)
+    if not note or verdict.status not in ("passed", "failed", "error"):
+        return verdict
+    if verdict.passed:
+        return dx.Diagnosis("failed", note, mistake=GRAD_OFF_QUESTION)
+    if verdict.status == "error" and not verdict.learner_error:
+        return verdict
+    return dx.Diagnosis(
+        verdict.status,
+        f"{verdict.message}\n{note}",
+        verdict.learner_error,
+        mistake=verdict.mistake or GRAD_OFF_QUESTION,
+        misconception=verdict.misconception,
+    )
 
 
 def _explain_misconception(exercise, answer, verdict: dx.Diagnosis, code=None) -> dx.Diagnosis:
@@ -119,10 +207,15 @@ def _explain_misconception(exercise, answer, verdict: dx.Diagnosis, code=None) -
         return verdict
     explained = misconceptions.explain(found, code)
     generic = f": {pred.WORK_IT_OUT}."
+    observed = verdict.observed  # the explanation is more specific than the generic advice
     if verdict.message.endswith(generic):  # a prediction: the explanation replaces the nudge
         text = f"{verdict.message.removesuffix(generic)}: {explained}"
+    elif not exercise.reveal_values and explained[:1].islower() and "\n" not in observed:
+        # a by-hand answer's observation ("Your value is ... smaller than expected."): its
+        # explanations are written, as a prediction's are, to continue that sentence
+        text = f"{observed.removesuffix('.')}: {explained}"
     else:
-        text = f"{verdict.message}\n{explained}"
+        text = f"{observed}\n{explained}"  # (a lower-case start may be a name: "w's ...")
     # a function that raises keeps its "error" status (its own code raised)
     return dx.Diagnosis(
         verdict.status,
@@ -139,6 +232,7 @@ def _judge_value(exercise, answer) -> dx.Diagnosis:
         exercise.reference,
         rtol=exercise.rtol,
         atol=exercise.atol,
+        context=task_context(exercise),
     )
     return _with_passed_note(verdict, answer)
 

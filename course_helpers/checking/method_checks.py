@@ -10,18 +10,18 @@ graph (``Exercise.must_build_no_graph``) and how often a function must call a to
 (``checking.answer_code``): a forbidden pattern in the check's cell or the checked function
 (with the notebook functions it calls); a required one in every cell run for the exercise, or
 in that function. A function is called once more on the exercise's cases while torch calls
-are counted (operations that record a ``grad_fn``; ``backward``, ``grad``, ...). Gradient
-mode at the time of a cell's check is noted. The result is a plain record (strings, ints,
-bools) that travels in the submission, so the grader judges the same findings outside the
-kernel. Outside IPython a cell cannot be read: the record then says "not checked" and
-nothing fails for it.
+are counted (operations that record a ``grad_fn``; ``backward``, ``grad``, ...). The result
+is a plain record (strings, ints, bools) that travels in the submission, so the grader judges
+the same findings outside the kernel (gradient mode left off by a cell is read by
+``checking.left_behind.notebook_state``, for every exercise). Outside IPython a cell cannot
+be read: the record then says "not checked" and nothing fails for it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from course_helpers.checking.code_patterns import KINDS, parse, shown, uses, valid_pattern
+from course_helpers.checking.code_patterns import KINDS, parse, shown, used, uses, valid_pattern
 
 __all__ = ["KINDS", "WHY", "inspect_answer", "not_checked", "uses", "valid_pattern", "verdict_note"]
 
@@ -51,7 +51,7 @@ WHY = {
     ),
     "call:grad": (
         "the task asks for the derivatives from `torch.autograd.grad` (with "
-        "create_graph=True), not from a formula typed by hand."
+        "create_graph=True), and your code has no `torch.autograd.grad` call."
     ),
     "call:backward": (
         "the task asks you to call `.backward()` on the second derivative, so that autograd "
@@ -116,7 +116,7 @@ WHY = {
     "many:grad": (
         "the task asks for `torch.autograd.grad` twice (the first with `create_graph=True`), "
         "so that the second derivative comes from autograd; your code calls it once."
-    ),
+    ),  # shown only when the code calls it at all (else "call:grad" says so)
     "call:cdist": (
         "the task asks for the differences built with broadcasting "
         "(`a[:, None, :] - b[None, :, :]`); `torch.cdist` computes the distances for you."
@@ -124,6 +124,26 @@ WHY = {
     "call:step": (
         "the task asks for the update written by hand, `w -= lr * w.grad` under "
         "`torch.no_grad()`; an optimizer's `step()` does it for you."
+    ),
+    "named:device|dtype": (
+        "the task asks you to read the device and the dtype from reference (`.to(reference)`, "
+        "or `reference.device` and `reference.dtype`): one written into the code is right on "
+        "one machine, or for one input, only."
+    ),
+    "call:outer|einsum|kron|ger": (
+        "the task asks for a column and a row combined by broadcasting (`*`): this function "
+        "builds the table for you, so the broadcasting the exercise practises never happens."
+    ),
+    "call:load_state_dict": (
+        "the task asks you to resume from the checkpoint: save the model's and the optimizer's "
+        "state with `torch.save`, then load both into a fresh model and optimizer with "
+        "`load_state_dict`, as a new process would. Eight steps without a stop give the same "
+        "numbers here, but they resume nothing."
+    ),
+    "many:DistributedSampler": (
+        "the task asks for the same sampler and loader with only the bug fixed: a new "
+        "DistributedSampler made for each epoch hides the bug instead of fixing it. Tell the one "
+        "sampler the epoch, `sampler.set_epoch(epoch)`, before each epoch."
     ),
     "call:arange": (
         "the task asks you to make the numbers with `torch.arange`: numbers typed by hand "
@@ -142,8 +162,8 @@ def wants_inspection(exercise) -> bool:
         or getattr(exercise, "check_leaf_grads", False)
         or getattr(exercise, "check_step_order", False)
         or getattr(exercise, "min_calls", None)
-        or getattr(exercise, "context", "") == "no_graph"
         or getattr(exercise, "rank_rows", 0)
+        or getattr(exercise, "rank_value", "")
     )
 
 
@@ -196,10 +216,6 @@ def _inspect(exercise, answer, answer_code) -> dict:
         }
         if found_as:
             record["found_as"] = found_as
-    if not is_function and exercise.kind in ("value", "autograd"):
-        import torch
-
-        record["grad_mode"] = torch.is_grad_enabled()
     if exercise.kind == "function" and callable(answer) and _wants_probe(exercise):
         record.update(probe_calls(exercise, answer))
     if getattr(exercise, "keep_lines", "") and own and not is_function:
@@ -215,12 +231,13 @@ def _inspect(exercise, answer, answer_code) -> dict:
         from course_helpers.checking.task_checks import leaf_grads
 
         record["leaf_grads"] = leaf_grads(answer)
-    if getattr(exercise, "rank_rows", 0):
+    if getattr(exercise, "rank_rows", 0) or getattr(exercise, "rank_value", ""):
         from course_helpers.environment.two_ranks import LAST_RUN, execution_count
 
         # counted only for a run of this very cell: an earlier run may be another function's
         here = LAST_RUN.get("rows") and LAST_RUN.get("cell") == execution_count()
         record["rank_rows"] = sum(LAST_RUN["rows"]) if here else None
+        record["rank_values"] = list(LAST_RUN.get("values") or []) if here else None
     if getattr(exercise, "reach_parameters", False) and callable(answer):
         from course_helpers.checking.task_checks import cut_off_parameters
 
@@ -273,15 +290,19 @@ def verdict_note(exercise, record: Any, values_right: bool = True) -> str:
     if not isinstance(record, dict):
         return ""
     notes = []
-    used: dict[str, list[str]] = {}  # why -> what the code uses (one note per reason)
+    said: dict[str, list[str]] = {}  # why -> what the code uses (one note per reason)
     parts = record.get("found_as") or {}
     for pattern in list(record.get("found", []) or []):
         if pattern in exercise.forbid:
             why = WHY.get(pattern, "the task forbids it.")
-            used.setdefault(why, []).extend(shown(p) for p in parts.get(pattern) or [pattern])
-    for why, what in used.items():
-        notes.append(f"Your code uses {' and '.join(dict.fromkeys(what))}: {why}")
-    for pattern in list(record.get("missing", []) or []) if values_right else []:
+            said.setdefault(why, []).extend(used(p) for p in parts.get(pattern) or [pattern])
+    for why, what in said.items():
+        notes.append(f"Your code {' and '.join(dict.fromkeys(what))}: {why}")
+    missing = list(record.get("missing", []) or [])
+    for pattern in missing if values_right else []:
+        kind, _, name = pattern.partition(":")
+        if kind == "many" and f"call:{name}" in missing:
+            continue  # not called at all: "call:NAME" says so, "once" would be untrue
         if pattern in exercise.require:
             text = WHY.get(pattern, f"the task asks for {shown(pattern)}.")
             notes.append(text[:1].upper() + text[1:])
@@ -305,6 +326,16 @@ def verdict_note(exercise, record: Any, values_right: bool = True) -> str:
             + ("Some were evaluated twice" if rows > wanted else "Some were never evaluated")
             + " (the mean can still come out right when every rank evaluates the same rows)."
         )
+    kinds, wanted_kind = record.get("rank_values"), getattr(exercise, "rank_value", "")
+    if values_right and wanted_kind and isinstance(kinds, list):
+        other = sorted({k for k in kinds if k != wanted_kind})
+        if other:
+            notes.append(
+                f"Your function returns a {' and a '.join(other)} on each rank where the task "
+                "asks for a Python number: take it out of its tensor with `.item()` (here "
+                "the check turns both into the same values, but a number is what the task's "
+                "callers print and compare)."
+            )
     ops = record.get("graph_ops")
     if exercise.must_build_no_graph and isinstance(ops, int) and ops > 0:
         notes.append(
@@ -312,18 +343,7 @@ def verdict_note(exercise, record: Any, values_right: bool = True) -> str:
             "this task must build no graph at all (returning a detached result is not enough). "
             "Put the computation under `with torch.no_grad():`."
         )
-    if record.get("grad_mode") is False and getattr(exercise, "context", "") == "no_graph":
-        notes.append(GRAD_MODE_OFF)
     return "\n".join(notes)
-
-
-GRAD_MODE_OFF = (
-    "Gradient recording is switched off in your notebook now: `torch.set_grad_enabled(False)` "
-    "(or `torch.no_grad()` entered without `with`) stays in force after the cell, so every "
-    "later cell silently records no graph and training there learns nothing. Run "
-    "`torch.set_grad_enabled(True)`, then put the evaluation in a block, `with torch.no_grad():`, "
-    "which switches recording back on when it ends."
-)
 
 
 def probe_calls(exercise, function) -> dict:

@@ -318,5 +318,7 @@ def labelled(result: Diagnosis, label: str) -> Diagnosis:
         return result
     if result.message.startswith("Your answer "):
         text = label + result.message[len("Your answer") :]
-        return Diagnosis(result.status, text, mistake=result.mistake)
-    return Diagnosis(result.status, f"{label}: {result.message}", mistake=result.mistake)
+        return Diagnosis(result.status, text, mistake=result.mistake, advice=result.advice)
+    return Diagnosis(
+        result.status, f"{label}: {result.message}", mistake=result.mistake, advice=result.advice
+    )

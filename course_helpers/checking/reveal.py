@@ -30,26 +30,53 @@ def conceal(exercise, answer: Any, verdict: dx.Diagnosis) -> dx.Diagnosis:
         if not _names_any(verdict.message, exp):
             return verdict
         if dx.kind_of(answer) in ("ndarray", "numpy_scalar"):  # say what the answer is
-            return dx.failed(
+            return dx.Diagnosis(
+                "failed",
                 f"Your answer is {dx.python_type_name(answer)}, not a tensor: convert it with "
-                f"torch.tensor(...). {HOW_TO_CONTINUE}"
+                f"torch.tensor(...). {HOW_TO_CONTINUE}",
+                advice=f" {HOW_TO_CONTINUE}",
             )
         return dx.failed(HOW_TO_CONTINUE)
     if exercise.kind == "autograd" and dx.kind_of(answer) == "tensor":
         same_dtype = answer["dtype"] == str(exp.dtype).removeprefix("torch.")
         if same_dtype and how_far_off(got, exp, exercise.rtol, exercise.atol) == VALUES_RIGHT:
             return _conceal_other_attribute(exercise, answer, verdict)
-    first = ""
-    if dx.kind_of(answer) == "tensor" and answer["dtype"] != str(exp.dtype).removeprefix("torch."):
-        first = verdict.message.split(":", 1)[0] + ". "  # "Your answer has dtype X but Y ..."
+    exp_dtype = str(exp.dtype).removeprefix("torch.")
+    first, dtype_differs = "", False
+    if dx.kind_of(answer) == "tensor" and answer["dtype"] != exp_dtype:
+        first = f"Your tensor has dtype torch.{answer['dtype']} but torch.{exp_dtype} is expected. "
+        dtype_differs = True
     elif (
         dx.kind_of(answer) in ("ndarray", "numpy_scalar", "number")
         and dx.kind_of(dx.describe(exercise.reference)) == "tensor"
     ):  # name the type the answer has (the values may well be right)
         kind = dx.python_type_name(answer)  # "a NumPy float64", "a Python float"...
-        first = f"Your answer is {kind}, but a tensor is expected: wrap it with torch.tensor(...). "
+        first = (
+            f"Your answer is {kind}, but a tensor is expected: wrap it with "
+            f"{_wrapping(answer, exp)}. "
+        )
+        dtype_differs = True
     found = how_far_off(got, exp, exercise.rtol, exercise.atol)
-    return dx.failed(first + found + " " + HOW_TO_CONTINUE)
+    if found == VALUES_RIGHT:  # only the form or the dtype is wrong: nothing to work out
+        return dx.failed(first + found)
+    if dtype_differs and all_close(got.double(), exp.double(), 1e-3, 0.0):
+        # as close as a lower precision gives: the dtype is the thing to fix first
+        advice = f" Compute in torch.{exp_dtype} from the start, then check again."
+    else:
+        advice = " " + HOW_TO_CONTINUE
+    return dx.Diagnosis("failed", first + found + advice, advice=advice)
+
+
+def _wrapping(answer: Any, exp) -> str:
+    """``torch.tensor(...)`` with the dtype the expected tensor has, when the number's own
+    would not give it (a Python float becomes float32, an int int64)."""
+    import torch
+
+    value = answer["value"] if dx.kind_of(answer) == "numpy_scalar" else answer
+    default = torch.float32 if isinstance(value, float) else torch.int64
+    if dx.kind_of(answer) == "ndarray" or exp.dtype == default:
+        return "torch.tensor(...)"
+    return f"torch.tensor(..., dtype={exp.dtype})"
 
 
 def _conceal_other_attribute(exercise, answer, verdict: dx.Diagnosis) -> dx.Diagnosis:
@@ -60,11 +87,18 @@ def _conceal_other_attribute(exercise, answer, verdict: dx.Diagnosis) -> dx.Diag
         if not _names_any(verdict.message, _as_tensor(exp_record)):
             return verdict  # e.g. "requires_grad=False but ... True": nothing to hide
     got, wanted = _as_tensor(answer.get("grad") or {}), _as_tensor(exp_record.get("grad") or {})
+    advice = f" {HOW_TO_CONTINUE}"
     if got is None or wanted is None or got.shape != wanted.shape:
-        return dx.failed(f"Your tensor's values are right, but its .grad is not. {HOW_TO_CONTINUE}")
+        return dx.Diagnosis(
+            "failed",
+            f"Your tensor's values are right, but its .grad is not.{advice}",
+            advice=advice,
+        )
     found = how_far_off(got, wanted, exercise.rtol, exercise.atol)
-    return dx.failed(
-        f"Your tensor's values are right, but its .grad is not: {found} {HOW_TO_CONTINUE}"
+    return dx.Diagnosis(
+        "failed",
+        f"Your tensor's values are right, but its .grad is not: {found}{advice}",
+        advice=advice,
     )
 
 

@@ -148,10 +148,22 @@ def load_submission(path: str | os.PathLike) -> dict:
 
 def collect(exercise, answer: Any) -> dict:
     """Turn ``answer`` into a serialisable submission for ``exercise`` (runs in the kernel)."""
+    from course_helpers.checking.left_behind import notebook_state
+    from course_helpers.lessons.model import known_state
+
     submission = {
         "format": SUBMISSION_FORMAT,
         "exercise_id": exercise.id,
     }
+    state = notebook_state(exercise)  # what the notebook's cells left switched, read first
+    if state is not None:
+        submission["notebook"] = state
+    with known_state():  # the checker's own calls run as in a fresh kernel
+        _collect_answer(exercise, answer, submission)
+    return submission
+
+
+def _collect_answer(exercise, answer: Any, submission: dict) -> None:
     if exercise.kind == "function" and callable(answer):
         submission["answer"] = _run_function(exercise, answer)
     else:
@@ -170,7 +182,6 @@ def collect(exercise, answer: Any) -> dict:
             submission["method"] = method_checks.inspect_answer(exercise, answer)
         except Exception:
             submission["method"] = method_checks.not_checked()
-    return submission
 
 
 def _run_function(exercise, function) -> dict:

@@ -9,7 +9,14 @@ import math
 from typing import Any
 
 from course_helpers.checking.values import all_close, diagnose_values, reduction_hint
-from course_helpers.checking.verdict import Diagnosis, failed, not_attempted, passed, tolerances
+from course_helpers.checking.verdict import (
+    Diagnosis,
+    advised,
+    failed,
+    not_attempted,
+    passed,
+    tolerances,
+)
 from course_helpers.records import (
     describe,
     fmt_number,
@@ -45,10 +52,13 @@ def diagnose_tensor(
     subject: str = "Your tensor",
     grad_context: bool = False,
     in_function: bool = False,
+    context: str = "",
 ) -> Diagnosis:
     """The ordered diagnosis of a tensor answer (records) against the expected tensor.
 
-    ``in_function``: see :func:`diagnose`.
+    ``in_function``: see :func:`diagnose`. ``context``: what the task asks of autograd
+    (``Exercise.context``: "no_graph", "keep_graph"), so that advice never contradicts it.
+    Each message says what was observed, then, as ``Diagnosis.advice``, the generic fix.
     """
     got = describe(got)
     if is_missing(got):
@@ -58,39 +68,53 @@ def diagnose_tensor(
     subject = "Your tensor" if subject == "Your answer" else subject
     inputs = tuple(describe(x) for x in inputs)
     if got["shape"] != exp["shape"]:
-        return _failed(
-            _shape_message(got, exp, subject, inputs, in_function),
+        observation, advice = _shape_message(got, exp, subject, inputs, in_function)
+        return advised(
+            observation,
+            advice,
             f"The shape is {fmt_shape(got['shape'])} where {fmt_shape(exp['shape'])} is "
             "expected: after which step of your code does it first differ? Print the shape "
             "after each step to find it.",
         )
     if got["dtype"] != exp["dtype"]:
-        message = (
+        observation, advice = (
             _function_dtype_message(got, exp, subject, inputs)
             if in_function
             else _dtype_message(got, exp, subject, rtol, atol)
         )
-        return _failed(
-            message,
+        return advised(
+            observation,
+            advice,
             f"The dtype is torch.{got['dtype']} where torch.{exp['dtype']} is expected: which "
             "step of your code decides it? Print the dtype after each step to find it.",
         )
     if device is not None and not _same_device(got["device"], device):
-        return _failed(
+        return advised(
             f"{subject} is on the {got['device'].split(':')[0]} device but it should be on "
-            f"the course device ({device.split(':')[0]}): move it with .to(device).",
+            f"the course device ({device.split(':')[0]}).",
+            "Move it with .to(device).",
             _DEVICE_QUESTION,
         )
     if in_function and got["device"] != exp["device"]:
-        return _failed(
+        return advised(
             f"{subject} is on the {got['device']!r} device, but the expected output is on "
-            f"{exp['device']!r}, the device of the inputs: create new tensors with "
-            "device=x.device (x: an input), or move them with .to(x.device).",
+            f"{exp['device']!r}, the device of the inputs.",
+            "Create new tensors with device=x.device (x: an input), or move them with "
+            ".to(x.device).",
             _DEVICE_QUESTION,
         )
-    problem = _autograd_flags_message(got, exp, subject)
-    if problem:
-        return _failed(problem, _graph_question(got, exp))
+    flags = _autograd_flags_message(got, exp, subject, context)
+    values_wrong = (  # a recorded result with wrong values: the values are the first thing
+        flags is not None
+        and not got["is_leaf"]
+        and got["data"] is not None
+        and exp["data"] is not None
+        and not diagnose_values(got, exp, rtol, atol, subject, inputs, grad_context).passed
+    )
+    if flags is not None and not values_wrong:
+        # (a result whose values are wrong as well: its values are named first, its graph
+        # once they are right; a leaf that requires grad is a form to fix at once)
+        return advised(*flags, _graph_question(got, exp))
     if exp["data"] is None and got["data"] is None:
         return passed()  # two 'meta' tensors: shape, dtype and device are all there is
     if got["data"] is None:
@@ -109,10 +133,6 @@ _DEVICE_QUESTION = (
     "On which device does each tensor your code makes start out, and which step moves it "
     "where the task wants it?"
 )
-
-
-def _failed(message: str, question: str) -> Diagnosis:
-    return Diagnosis("failed", message, mistake=question)
 
 
 def _graph_question(got: dict, exp: dict) -> str:
@@ -197,23 +217,37 @@ def _same_device(got: str, want: str) -> bool:
     return got.split(":")[0] == want
 
 
+# the fix for a function's output of the wrong shape: it must hold for every input
+FUNCTION_SHAPE_ADVICE = (
+    "Your function must work for every input, so reshaping its result to this input's sizes "
+    "is not the fix: find the step after which the shape first differs from the expected one "
+    "(print the shape after each step)."
+)
+_SIZE_FIXES = ("Use .reshape", "Use .squeeze", "Use .unsqueeze")  # fixes for these sizes only
+
+
 def _shape_message(
     got: dict, exp: dict, subject: str, inputs: tuple, in_function: bool = False
-) -> str:
+) -> tuple[str, str]:
+    """(what was observed, the generic fix) for a tensor of the wrong shape."""
     gs, es = tuple(got["shape"]), tuple(exp["shape"])
     head = f"{subject} has shape {fmt_shape(gs)} but {fmt_shape(es)} is expected"
-    detail = reduction_hint(got, exp, inputs) or _shape_detail(got, exp, in_function)
-    if in_function and ".reshape(" in detail:
-        # a reshape to this input's sizes would break every other input: keep what is wrong,
-        # replace the fix
-        kept = detail.split(".reshape(")[0].removesuffix("use ").rstrip("; ,")
-        kept = kept if kept and not kept.endswith(("use", "or")) else ""
-        detail = (kept + "; " if kept else "") + (
-            "your function must work for every input, so reshaping the result to this input's "
-            "sizes is not the fix: find the step that changes the shape (a reduction over the "
-            "wrong dim, a missing keepdim=True, a transpose, a hard-coded size)."
-        )
-    return f"{head}: {detail}{_broadcast_note(gs, es)}"
+    reduction = reduction_hint(got, exp, inputs)
+    if reduction:  # read from the values: the observation holds its own fix
+        observation, advice = reduction.rstrip("."), ""
+    else:
+        observation, advice = _shape_detail(got, exp, in_function)
+        if in_function and advice.startswith(_SIZE_FIXES):  # a fix for this input's sizes
+            advice = FUNCTION_SHAPE_ADVICE
+            observation += _same_as_an_input(gs, inputs)
+    return f"{head}: {observation}.{_broadcast_note(gs, es)}", advice
+
+
+def _same_as_an_input(shape: tuple, inputs: tuple) -> str:
+    """A note when the output has the shape of one of the function's inputs."""
+    if any(kind_of(x) == "tensor" and tuple(x["shape"]) == shape for x in inputs):
+        return " (for this input, your output has the input's own shape)"
+    return ""
 
 
 def _close_number(value, exp: dict) -> bool:
@@ -225,16 +259,18 @@ def _close_number(value, exp: dict) -> bool:
     return abs(number - target) <= 1e-5 * max(abs(target), 1.0)
 
 
-def _shape_detail(got: dict, exp: dict, in_function: bool = False) -> str:
+def _shape_detail(got: dict, exp: dict, in_function: bool = False) -> tuple[str, str]:
+    """(what the two shapes show, the fix for a value); for a function the caller replaces a
+    fix made for this input's sizes (it would break the others)."""
     gs, es = tuple(got["shape"]), tuple(exp["shape"])
     gn, en = math.prod(gs), math.prod(es)
     if es == () and gn == 1:
         return (
-            "a 0-dim tensor (a single number, shape ()) is expected, not a 1-element tensor: "
-            "use .squeeze() (or .sum() / .mean() if you meant to reduce)."
+            "a 0-dim tensor (a single number, shape ()) is expected, not a 1-element tensor",
+            "Use .squeeze() (or .sum() / .mean() if you meant to reduce).",
         )
     if gs == () and en == 1:
-        return f"yours is a 0-dim tensor (shape ()); use .reshape{reshape_args(es)}."
+        return "yours is a 0-dim tensor (shape ())", f"Use .reshape{reshape_args(es)}."
     squeezed_equal = tuple(d for d in gs if d != 1) == tuple(d for d in es if d != 1)
     extra = missing = None
     if squeezed_equal and len(gs) == len(es) + 1:
@@ -244,48 +280,37 @@ def _shape_detail(got: dict, exp: dict, in_function: bool = False) -> str:
             (k for k in range(len(es)) if es[k] == 1 and es[:k] + es[k + 1 :] == gs), None
         )
     if extra is not None and in_function:
-        # squeezing the result would hide the step that adds the dimension (and break size-1 cases)
-        return (
-            f"it has one dimension too many (an extra size-1 dimension at dim {extra}); look "
-            "for the step in your function that adds it (unsqueeze, None-indexing, keepdim=True)."
+        return f"it has one dimension too many (an extra size-1 dimension at dim {extra})", (
+            f"Use .squeeze({extra})."  # replaced by the caller: it holds for these sizes only
         )
     if extra is not None:
-        return f"it has an extra size-1 dimension at dim {extra}; use .squeeze({extra})."
-    if missing is not None and in_function:
-        # unsqueezing the result would hide the step that drops the dimension
-        return (
-            f"it is missing the size-1 dimension at dim {missing}; look for the step in your "
-            "function that drops it (a squeeze, a reduction without keepdim=True, an integer "
-            "index)."
-        )
+        return f"it has an extra size-1 dimension at dim {extra}", f"Use .squeeze({extra})."
     if missing is not None:
         return (
-            f"it is missing the size-1 dimension at dim {missing}; use .unsqueeze({missing}) "
-            "(or keepdim=True, if a reduction made it)."
+            f"it is missing the size-1 dimension at dim {missing}",
+            f"Use .unsqueeze({missing}) (or keepdim=True, if a reduction made it).",
         )
     if squeezed_equal:
-        return f"the sizes agree apart from size-1 dimensions; use .reshape{reshape_args(es)}."
+        return "the sizes agree apart from size-1 dimensions", f"Use .reshape{reshape_args(es)}."
     if gn == en and gn > 0:
         return _same_numel_detail(got, exp)
     if gs == ():
-        return (
-            "yours is a single number (a 0-dim tensor): did you reduce (sum, mean, @) where no "
-            "reduction is expected?"
-        )
+        return "yours is a single number (a 0-dim tensor)", ""
     if len(gs) != len(es):
         return (
             f"it has {len(gs)} dimension{'s' * (len(gs) != 1)} but "
-            f"{len(es)} {'are' if len(es) != 1 else 'is'} expected."
+            f"{len(es)} {'are' if len(es) != 1 else 'is'} expected",
+            "",
         )
     diffs = [
         f"dim {d} has size {g} instead of {e}"
         for d, (g, e) in enumerate(zip(gs, es, strict=True))
         if g != e
     ]
-    return "; ".join(diffs) + "."
+    return "; ".join(diffs), ""
 
 
-def _same_numel_detail(got: dict, exp: dict) -> str:
+def _same_numel_detail(got: dict, exp: dict) -> tuple[str, str]:
     gs, es = tuple(got["shape"]), tuple(exp["shape"])
     g, e = got["data"], exp["data"]
     have_values = g is not None and e is not None and g.dtype == e.dtype
@@ -294,19 +319,18 @@ def _same_numel_detail(got: dict, exp: dict) -> str:
             if tuple(gs[p] for p in perm) == es and all_close(g.permute(perm), e):
                 if len(gs) == 2:
                     return (
-                        "it is the transpose of the expected tensor; use .T (or .transpose(0, 1))."
+                        "it is the transpose of the expected tensor",
+                        "Use .T (or .transpose(0, 1)).",
                     )
-                return f"its dimensions are in a different order; use .permute{perm}."
+                return "its dimensions are in a different order", f"Use .permute{perm}."
     if have_values and all_close(g.reshape(-1), e.reshape(-1)):
         return (
-            f"the values are right but arranged as {fmt_shape(gs)}; use .reshape{reshape_args(es)}."
+            f"the values are right but arranged as {fmt_shape(gs)}",
+            f"Use .reshape{reshape_args(es)}.",
         )
     if len(gs) == 2 and gs == es[::-1]:
-        return "the two sizes look swapped; check the order of the sizes you asked for."
-    return (
-        f"it has the right number of elements ({math.prod(es)}) in a different shape; "
-        "check the sizes in your reshape/view."
-    )
+        return "the two sizes look swapped", "Check the order of the sizes you asked for."
+    return f"it has the right number of elements ({math.prod(es)}) in a different shape", ""
 
 
 def _broadcast_note(gs: tuple, es: tuple) -> str:
@@ -324,44 +348,43 @@ def _broadcast_note(gs: tuple, es: tuple) -> str:
     )
 
 
-def _function_dtype_message(got: dict, exp: dict, subject: str, inputs: tuple) -> str:
+def _function_dtype_message(got: dict, exp: dict, subject: str, inputs: tuple) -> tuple[str, str]:
     """A function's output dtype: name the property that holds for every input, not a cast."""
     gd, ed = got["dtype"], exp["dtype"]
     text = f"{subject} has dtype torch.{gd} but torch.{ed} is expected."
     tensors = [x for x in inputs if kind_of(x) == "tensor"]
     matching = [x for x in tensors if x["dtype"] == ed]
     if matching and len(matching) < len(tensors):  # the task takes one input's dtype
-        return text + (
-            f" Your function must work for every input: take the dtype from the input that "
+        return text, (
+            f"Your function must work for every input: take the dtype from the input that "
             f"has torch.{ed} here (dtype=that_input.dtype, or .to(that_input)), not from a "
             "literal dtype= or another input."
         )
     if matching:
-        return text + (
-            " Your function must work for every input: keep the input's dtype (make new "
+        return text, (
+            "Your function must work for every input: keep the input's dtype (make new "
             "tensors with dtype=x.dtype, x an input; a Python float or a literal dtype= "
             "changes it)."
         )
-    return text + (
-        f" Your function must return torch.{ed} for every input: convert where the task "
-        "says to, not to this one input's dtype."
-    )
+    if any(x["dtype"] == gd for x in tensors):  # the output kept the input's dtype
+        return text + " It is the input's own dtype here.", (
+            f"Your function must return torch.{ed} for every input: convert where the task says to."
+        )
+    return text, f"Your function must return torch.{ed} for every input."
 
 
 def _dtype_message(
     got: dict, exp: dict, subject: str, rtol: float | None = None, atol: float | None = None
-) -> str:
+) -> tuple[str, str]:
     gd, ed = got["dtype"], exp["dtype"]
     cast = _CAST_METHODS.get(ed)
-    fix = f"{cast} (or .to(torch.{ed}))" if cast else f".to(torch.{ed})"
-    text = f"{subject} has dtype torch.{gd} but torch.{ed} is expected: use {fix}."
+    fix = f"Use {cast} (or .to(torch.{ed}))." if cast else f"Use .to(torch.{ed})."
+    text = f"{subject} has dtype torch.{gd} but torch.{ed} is expected."
     if gd.startswith("int") and ed.startswith("float"):
-        text += (
+        fix += (
             " Python integers give int64 tensors (torch.tensor([1, 2]), torch.arange(3)): "
             f"write 1.0 or pass dtype=torch.{ed} when you create it."
         )
-    elif gd == "float64" and ed == "float32":
-        text += " float64 usually comes from NumPy (torch.from_numpy keeps its dtype)."
     if got["data"] is not None and exp["data"] is not None:
         import torch
 
@@ -380,50 +403,70 @@ def _dtype_message(
             flat = _flat_argmax(gap)
             gv, ev = converted.reshape(-1)[flat].item(), exp["data"].reshape(-1)[flat].item()
             if abs(gv - ev) > 1e-3 * max(abs(ev), 1e-6):  # far beyond rounding: a wrong value
-                return text + (
-                    " Besides the dtype, the values themselves are wrong (not just rounded): "
-                    "fix the computation as well."
-                )
+                wrong = " Besides the dtype, the values themselves are wrong (not just rounded)."
+                return text + wrong, "Fix the computation as well."
             text += (
-                f" Converting at the end is not enough: even converted, the values differ beyond "
-                f"the tolerance (rtol={rtol:g}, atol={atol:g}; expected {fmt_number(ev, gv)}, "
-                f"got {fmt_number(gv, ev)}), so compute in torch.{ed} from the start."
+                f" Even converted, the values differ beyond the tolerance (rtol={rtol:g}, "
+                f"atol={atol:g}; expected {fmt_number(ev, gv)}, got {fmt_number(gv, ev)})."
             )
-    return text
+            fix = f"Converting at the end is not enough: compute in torch.{ed} from the start."
+    return text, fix
 
 
-def _autograd_flags_message(got: dict, exp: dict, subject: str) -> str:
+def _autograd_flags_message(
+    got: dict, exp: dict, subject: str, context: str = ""
+) -> tuple[str, str] | None:
+    """(what was observed, the fix that holds for this task's ``context``) for a tensor whose
+    autograd flags differ from the expected one's; None when they agree."""
     if got["requires_grad"] and not exp["requires_grad"]:
         if got["is_leaf"]:
             return (
                 f"{subject} has requires_grad=True but the expected tensor does not track "
                 "gradients: it is a leaf that requires grad (a parameter, or a tensor you "
-                "created with requires_grad=True). Hand in a detached copy, .detach(), or "
-                "create it without requires_grad=True; .requires_grad_(False) would change the "
-                "tensor itself (a parameter would stop training)."
+                "created with requires_grad=True).",
+                "Hand in a detached copy, .detach(), or create it without requires_grad=True; "
+                ".requires_grad_(False) would change the tensor itself (a parameter would stop "
+                "training).",
             )
-        return (
-            f"{subject} has requires_grad=True but the expected tensor does not track gradients: "
-            "use .detach(), or compute it inside `with torch.no_grad():`."
+        observed = (
+            f"{subject} has requires_grad=True (it was recorded in a graph, grad_fn "
+            f"{got['grad_fn']}) but the expected tensor does not track gradients."
         )
+        if context == "no_graph":
+            return observed, (
+                "Compute it under `with torch.no_grad():` so that no graph is recorded (a "
+                ".detach() at the end still records one first)."
+            )
+        if context == "keep_graph":
+            return observed, ""  # a graph is the point of the task: no general fix holds
+        return observed, "Use .detach(), or compute it inside `with torch.no_grad():`."
     if exp["requires_grad"] and not got["requires_grad"]:
-        return (
-            f"{subject} has requires_grad=False but it should track gradients: create it with "
-            "requires_grad=True (or call .requires_grad_()), and do not compute it under "
-            "torch.no_grad() or from a .detach()ed tensor."
+        observed = f"{subject} has requires_grad=False but it should track gradients."
+        if exp["is_leaf"] and context != "keep_graph":
+            return observed, (
+                "Create it with requires_grad=True (or call .requires_grad_()), and do not "
+                "compute it under torch.no_grad() or from a .detach()ed tensor."
+            )
+        return observed, (
+            "It must stay connected to the graph: build it with torch operations from the "
+            "tensors that require grad, with recording on (a tensor made anew from its "
+            "numbers, or a .detach()ed one, has no history, and a new leaf with "
+            "requires_grad=True would be cut off from them too)."
         )
     if exp["requires_grad"] and exp["is_leaf"] and not got["is_leaf"]:
         return (
             f"{subject} is not a leaf tensor (it was made by {got['grad_fn']}), so backward() "
-            "will not fill its .grad: create it directly with requires_grad=True, e.g. "
-            "torch.randn(3, requires_grad=True), or call .detach().requires_grad_() on it."
+            "will not fill its .grad.",
+            "Create it directly with requires_grad=True, e.g. torch.randn(3, requires_grad=True), "
+            "or call .detach().requires_grad_() on it.",
         )
     if exp["requires_grad"] and not exp["is_leaf"] and got["is_leaf"]:
         return (
             f"{subject} is a leaf tensor, but it should be the result of an operation on "
-            "tensors that require grad (it should have a grad_fn)."
+            "tensors that require grad (it should have a grad_fn).",
+            "",
         )
-    return ""
+    return None
 
 
 def _flat_argmax(values) -> int:

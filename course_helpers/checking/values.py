@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from course_helpers.checking.verdict import Diagnosis, failed, passed, tolerances
+from course_helpers.checking.verdict import Diagnosis, advised, passed, tolerances
 from course_helpers.records import (
     dtype_name,
     fmt_index,
@@ -56,9 +56,10 @@ def diagnose_values(got, exp, rtol, atol, subject, inputs, grad_context) -> Diag
                     if label.startswith("NaN")
                     else "inf usually comes from dividing by zero, log(0) or exp of a large number."
                 )
-                return failed(
+                return advised(
                     f"{subject} contains {count} {label} value{'s' * (count != 1)} (first at "
-                    f"index {first}) where the expected tensor has ordinary numbers. {cause}"
+                    f"index {first}) where the expected tensor has ordinary numbers.",
+                    cause,
                 )
     ok = close_mask(g, e, rtol, atol)
     if bool(ok.all()):
@@ -86,16 +87,20 @@ def diagnose_values(got, exp, rtol, atol, subject, inputs, grad_context) -> Diag
             f"The {which} is at index {fmt_index(index)}: expected "
             f"{fmt_number(ev, gv)}, got {fmt_number(gv, ev)}."
         )
-    pattern = _value_pattern(got, exp, inputs, grad_context)
+    pattern, advice = _value_pattern(got, exp, inputs, grad_context)
     if pattern:
         text += " " + pattern
+    if advice:
+        advice = " " + advice
+        text += advice
     if total > 1:
         text += "\n" + _excerpt(g, e, index)
-    return failed(text)
+    return Diagnosis("failed", text, advice=advice)
 
 
-def _value_pattern(got: dict, exp: dict, inputs: tuple, grad_context: bool) -> str:
-    """A likely cause of wrong values: transpose, sign flip, reduction dim, factor, offset.
+def _value_pattern(got: dict, exp: dict, inputs: tuple, grad_context: bool) -> tuple[str, str]:
+    """(a pattern the wrong values show, the generic fix for it): a transpose, a sign flip, a
+    reduction over the wrong dim, a factor, an offset; ("", "") for none.
 
     Patterns need at least two values (any two single numbers have a ratio and an offset);
     for a single value only a sign flip, or an exact whole-number factor in a gradient, is named.
@@ -105,49 +110,57 @@ def _value_pattern(got: dict, exp: dict, inputs: tuple, grad_context: bool) -> s
 
     g, e = got["data"], exp["data"]
     if g.dtype == torch.bool or e.numel() == 0:
-        return ""
+        return "", ""
     if not (bool(torch.isfinite(g).all()) and bool(torch.isfinite(e).all())):
-        return ""
+        return "", ""
     single = e.numel() == 1
-    one_number = single or bool((e == e.reshape(-1)[0]).all())
+    one_number = single or _one_value(e)
     e_any = bool((e != 0).any())
     if e.ndim == 2 and e.shape[0] == e.shape[1] > 1 and all_close(g.T, e):
-        return "It is the transpose of the expected tensor: use .T (or swap the dims you used)."
+        return "It is the transpose of the expected tensor.", "Use .T (or swap the dims you used)."
     if e_any and all_close(-g, e):
-        if single:
-            return "It has the wrong sign: look for a flipped subtraction or a missing minus."
-        return "Every value has the wrong sign: look for a flipped subtraction or a missing minus."
+        where = "It has" if single else "Every value has"
+        return f"{where} the wrong sign.", "Look for a flipped subtraction or a missing minus."
     reduction = reduction_hint(got, exp, inputs)
     if reduction:
-        return reduction[0].upper() + reduction[1:]
+        return reduction[0].upper() + reduction[1:], ""
     if not e_any:
-        return ""
+        return "", ""
     g64, e64 = g.double(), e.double()
     factor = float((g64 * e64).sum() / (e64 * e64).sum())
     if factor != 0 and abs(factor - 1) > 1e-3 and all_close(g64, factor * e64, 1e-5, 1e-6):
-        return _factor_text(factor, grad_context, one_number)
+        return _factor_text(factor, grad_context, one_number, single)
     offset = (g64 - e64).reshape(-1)[0]
     if not one_number and abs(float(offset)) > 1e-6:
         if all_close(g64 - e64, offset.expand_as(e64)):
             return (
-                f"Every value is off by the same amount ({fmt_number(float(offset))}): look "
-                "for a constant you added or left out."
+                f"Every value is off by the same amount ({fmt_number(float(offset))}).",
+                "Look for a constant you added or left out.",
             )
-    return ""
+    return "", ""
 
 
-def _factor_text(factor: float, grad_context: bool, single: bool) -> str:
+def _one_value(t) -> bool:
+    """Every element of ``t`` is the same number."""
+    return bool((t == t.reshape(-1)[0]).all())
+
+
+def _factor_text(
+    factor: float, grad_context: bool, one_number: bool, single: bool
+) -> tuple[str, str]:
+    """(the factor, the fix); ``one_number``: the expected tensor holds one number (perhaps
+    repeated), ``single``: it has one element."""
     whole = round(factor)
     is_whole = abs(factor - whole) < 1e-6 * max(1, abs(factor))
     if grad_context and is_whole and whole >= 2:
         subject = "Your .grad is" if single else "Every value is"
         return (
-            f"{subject} exactly {whole} times the expected gradient. Gradients add up in .grad: "
-            f"if backward() ran {whole} times, zero .grad in between (set .grad = None or call "
-            "optimizer.zero_grad())."
+            f"{subject} exactly {whole} times the expected gradient.",
+            f"Gradients add up in .grad: if backward() ran {whole} times, zero .grad in between "
+            "(set .grad = None or call optimizer.zero_grad()).",
         )
-    if single:
-        return ""
+    if one_number:  # any two single numbers have a ratio
+        return "", ""
     inverse = round(1 / factor)
     if is_whole:
         shown = f"{whole} times"
@@ -157,10 +170,11 @@ def _factor_text(factor: float, grad_context: bool, single: bool) -> str:
         shown = f"{fmt_number(factor)} times"
     if grad_context:
         return (
-            f"Every value is {shown} the expected gradient: look for a constant factor in your "
-            "derivative, or for gradients accumulated over a different number of backward() calls."
+            f"Every value is {shown} the expected gradient.",
+            "Look for a constant factor in your derivative, or for gradients accumulated over "
+            "a different number of backward() calls.",
         )
-    return f"Every value is {shown} the expected one: look for a constant factor."
+    return f"Every value is {shown} the expected one.", "Look for a constant factor."
 
 
 def _excerpt(g, e, index: tuple) -> str:

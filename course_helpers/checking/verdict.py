@@ -43,10 +43,21 @@ class Diagnosis:
     # the label of the catalogued misconception the answer matched ("" for none): what the
     # learner's progress and the grader's class report count (``checking.mistakes``)
     misconception: str = ""
+    # the generic fix inside ``message`` (exactly as it appears there, e.g. " Use .squeeze(0)."):
+    # what holds for any answer that looks like this one. A more specific line (a catalogued
+    # misconception, a method note) replaces it rather than follow it (``observed``)
+    advice: str = ""
 
     @property
     def passed(self) -> bool:
         return self.status == "passed"
+
+    @property
+    def observed(self) -> str:
+        """The message without its generic advice: what was observed of the answer."""
+        if self.advice and self.advice in self.message:
+            return self.message.replace(self.advice, "", 1).rstrip()
+        return self.message
 
 
 def passed(message: str = "Correct.") -> Diagnosis:
@@ -55,6 +66,12 @@ def passed(message: str = "Correct.") -> Diagnosis:
 
 def failed(message: str) -> Diagnosis:
     return Diagnosis("failed", message)
+
+
+def advised(observation: str, advice: str = "", mistake: str = "") -> Diagnosis:
+    """A failed verdict: what was observed, then the generic fix (``Diagnosis.advice``)."""
+    advice = f" {advice}" if advice else ""
+    return Diagnosis("failed", observation + advice, mistake=mistake, advice=advice)
 
 
 def wrong_format(message: str) -> Diagnosis:

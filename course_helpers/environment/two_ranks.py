@@ -109,7 +109,18 @@ def _does_nothing(function) -> bool:
 
 class RunFailed(RuntimeError):
     """What ``run_on_two_ranks`` gives back when the run failed: its message says on which
-    rank and with which error (or that the ranks hung). ``check`` shows that message."""
+    rank and with which error (or that the ranks hung). ``check`` shows that message, or,
+    when the same cell printed it already (``printed_in``), points to it."""
+
+    printed_in: int | None = None  # the IPython cell that printed the message
+
+
+def _run_failed(message: str) -> RunFailed:
+    """Print why the run failed (a cell that only runs it shows it) and give it back."""
+    print(message)
+    failed = RunFailed(message)
+    failed.printed_in = execution_count()
+    return failed
 
 
 def _failure(run, workdir, timeout: float) -> str | None:
@@ -195,16 +206,14 @@ def run_on_two_ranks(main, *helpers, timeout: float = 120):
     functions = (main, *helpers)
     if not all(callable(f) and hasattr(f, "__code__") for f in functions):
         message = "run_on_two_ranks takes functions defined with def (pass them, do not call them)."
-        print(message)
-        return RunFailed(message)
+        return _run_failed(message)
     if any(_does_nothing(f) for f in functions):
         return ...
     try:
         sources = [textwrap.dedent(inspect.getsource(f)) for f in functions]
     except (OSError, TypeError):
         message = "The source of your function could not be read: define it with def in a cell."
-        print(message)
-        return RunFailed(message)
+        return _run_failed(message)
     # the folder goes away with the run, whatever happens (a test run used to leave one each)
     with tempfile.TemporaryDirectory(prefix="lesson13_", ignore_cleanup_errors=True) as workdir:
         script = Path(workdir) / "job.py"
@@ -214,18 +223,28 @@ def run_on_two_ranks(main, *helpers, timeout: float = 120):
         run = rank_launcher.launch(script, [workdir], nproc=2, timeout=timeout)
         failure = _failure(run, workdir, timeout)
         if failure is not None:
-            print(failure)
-            return RunFailed(failure)
+            return _run_failed(failure)
         results = torch.load(Path(workdir) / "results.pt", weights_only=True)
     LAST_RUN.clear()
     LAST_RUN.update(
-        main=main.__name__, rows=[r.get("rows", 0) for r in results], cell=execution_count()
+        main=main.__name__,
+        rows=[r.get("rows", 0) for r in results],
+        values=[_value_kind(r.get("value")) for r in results],
+        cell=execution_count(),
     )
     return results
 
 
+def _value_kind(value) -> str:
+    """What a rank's function returned, in a word: "number", "tensor", or its type's name."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return "number"
+    return "tensor" if isinstance(value, torch.Tensor) else type(value).__name__
+
+
 # what the last successful run counted, for the method checks in this kernel:
 # {"main": the function's name, "rows": [rows each rank's nn.Linear layers saw],
+#  "values": [what each rank's function returned: "number", "tensor", ...],
 #  "cell": the IPython execution count of the cell that ran it (None outside IPython)}
 LAST_RUN: dict = {}
 

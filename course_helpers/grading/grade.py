@@ -472,6 +472,7 @@ def _verdict(exercise, submission) -> tuple[str, str, str]:
         "learner_record",
         "method",  # what the learner's code used (method checks), judged by judge()
         "code",  # the answer's code as text: the evidence a named mistake needs
+        "notebook",  # what the notebook left switched when check ran (gradient recording)
     }:
         return "rejected", "The recorded answer is malformed (not a submission made by check).", ""
     if submission.get("learner_record"):

@@ -58,19 +58,37 @@ def get(exercise_id: str) -> Exercise:
     if not isinstance(exercise_id, str):
         raise CourseError(
             "An exercise id is a string such as '01.arange_grid', "
-            f"not {type(exercise_id).__name__}."
+            f"not {type(exercise_id).__name__}: the id comes first, as in "
+            "check('01.arange_grid', answer) or hint('01.arange_grid')."
         )
     by_id = {e.id: e for e in catalog()}
     if exercise_id in by_id:
         return by_id[exercise_id]
-    import difflib
-
-    close = difflib.get_close_matches(exercise_id, by_id, n=3)
+    close = _close_ids(exercise_id, list(by_id))
     suggestion = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     raise CourseError(
         f"There is no exercise {exercise_id!r}.{suggestion} "
         "Copy the id from the exercise's check(...) line."
     )
+
+
+def _close_ids(wrong: str, ids: list[str]) -> list[str]:
+    """The ids a mistyped one most likely meant: the same name after the dot ("1.arange_grid"
+    is '01.arange_grid', never '13.averaged_gradient'), else similar ids, those of the lesson
+    its number names first."""
+    import difflib
+
+    number, _, name = wrong.strip().partition(".")
+    same_name = [i for i in ids if i.partition(".")[2] == name]
+    if same_name:
+        return same_name[:3]
+    lesson = f"{int(number):02d}." if number.isdigit() else ""
+    in_lesson = [i for i in ids if lesson and i.startswith(lesson)]
+    close = difflib.get_close_matches(wrong, in_lesson, n=3) if in_lesson else []
+    if not close and name:  # the name alone, in the lesson named or anywhere
+        by_name = {i.partition(".")[2]: i for i in (in_lesson or ids)}
+        close = [by_name[n] for n in difflib.get_close_matches(name, by_name, n=3)]
+    return close or difflib.get_close_matches(wrong, ids, n=3)
 
 
 def lessons() -> list[str]:

@@ -25,6 +25,7 @@ error     "which error does this raise": the answer is the exception class itsel
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ KINDS = ("value", "function", "autograd", "choice", "error")
 # function exercises: cases(cpu_generator(CASE_SEED)), the same in the kernel and the grader
 CASE_SEED = 0
 # forbid/require patterns (checking.code_patterns reads them)
-PATTERN_KINDS = ("attr", "call", "with", "op", "loop", "many", "kw")
+PATTERN_KINDS = ("attr", "call", "with", "op", "loop", "many", "kw", "named")
 # autograd exercises: what ``attributes`` may name (``version`` is ``tensor._version``,
 # ``value`` the tensor's own values)
 AUTOGRAD_ATTRIBUTES = ("requires_grad", "is_leaf", "grad_fn", "version", "value", "grad")
@@ -114,6 +115,9 @@ class Exercise:
     # lesson 13: the rows the two ranks' nn.Linear layers must be given in all (every sample
     # evaluated by exactly one rank), counted by run_on_two_ranks; 0: not counted
     rank_rows: int = 0
+    # lesson 13: what each rank's function must return, "number" (a Python number, as the
+    # task says), read from run_on_two_ranks's last run; "": not checked
+    rank_value: str = ""
     # every imperative of the task text ("no Python loop", "by hand", "exactly once") and how
     # it is honoured: "check:NAME" (a pattern in forbid/require, or one of TASK_CHECKS) or
     # "advice: why it cannot be checked" (tests/lessons/test_task_imperatives.py)
@@ -168,11 +172,30 @@ def _build(builder: Callable[[], Any]) -> Any:
 
 def fresh_rng(make: Callable[[], Any]) -> Any:
     """``make()`` in a forked copy of torch's global CPU generator: building a reference or
-    test inputs (e.g. an ``nn.Linear``'s initial weights) never moves the learner's RNG."""
+    test inputs (e.g. an ``nn.Linear``'s initial weights) never moves the learner's RNG. It
+    runs in the :func:`known_state`, so it never depends on what the notebook left switched."""
     import torch
 
-    with torch.random.fork_rng(devices=[]):
+    with torch.random.fork_rng(devices=[]), known_state():
         return make()
+
+
+@contextlib.contextmanager
+def known_state():
+    """A block in the state a fresh kernel starts in, whatever the notebook switched: gradient
+    recording on and the default dtype float32 (put back as they were afterwards). References,
+    test inputs, the catalogue's wrong answers and the checker's calls of a learner's function
+    run in it, so a cell that left recording off changes no verdict (it is told so instead:
+    ``checking.left_behind.notebook_state``)."""
+    import torch
+
+    dtype = torch.get_default_dtype()
+    try:
+        torch.set_default_dtype(torch.float32)
+        with torch.enable_grad():
+            yield
+    finally:
+        torch.set_default_dtype(dtype)
 
 
 @dataclass(frozen=True)
@@ -200,12 +223,16 @@ class Misconception:
                  as one possible cause when the code could not be read; not at all when it
                  was read and the evidence is absent (``checking.misconceptions.explain``).
                  Written about the construct ("torch.cdist returns ..."); the lead-in
-                 ("Your code calls `cdist`: ") is added from the evidence found.
+                 ("Your code calls `cdist`: ") is added from the evidence found. A mapping
+                 from the alternatives of one evidence pattern to their own texts
+                 (``{"call:arange": ..., "call:Tensor": ...}``) shows only the texts of the
+                 alternatives the code holds.
     evidence     the code patterns ``cause`` needs, all of them: the method checks'
                  language (``"call:squeeze()"``, ``"attr:data"``, ``"with:no_grad"``,
                  ``"op:matmul"``; ``"call:a|b"`` for either) plus ``"kw:NAME"`` (a keyword
-                 argument) and the operators ``"op:floordiv"``, ``"op:is"``, ``"op:isub"``,
-                 ``"op:iadd"``, ``"op:imul"``, ``"op:idiv"`` (see ``checking.evidence``).
+                 argument), the operators ``"op:floordiv"``, ``"op:is"``, ``"op:isub"``,
+                 ``"op:iadd"``, ``"op:imul"``, ``"op:idiv"``, and ``"order:a<b"`` (a call of
+                 ``b`` on a line after a call of ``a``; see ``checking.evidence``).
     """
 
     exercise_id: str
@@ -213,7 +240,7 @@ class Misconception:
     build_answer: Callable[[], Any]
     message: str
     hint: str = ""
-    cause: str = ""
+    cause: str | Mapping[str, str] = field(default="", hash=False)
     evidence: tuple[str, ...] = ()
 
     def __post_init__(self):
@@ -231,6 +258,30 @@ class Misconception:
                 f"{where}: a cause (the mechanism, said as fact) needs evidence= (the code "
                 "patterns that show it), and evidence needs a cause to show"
             )
+        if isinstance(self.cause, Mapping):
+            alternatives = {
+                f"{kind}:{name}"
+                for kind, _, names in (p.partition(":") for p in self.evidence)
+                for name in names.split("|")
+            }
+            stray = [k for k in self.cause if k not in alternatives]
+            if stray or set(alternatives) - set(self.cause):
+                raise ValueError(
+                    f"{where}: a cause per alternative needs one text for each alternative of "
+                    f"the evidence, {sorted(alternatives)}, not {sorted(self.cause)}"
+                )
+
+    @property
+    def causes(self) -> tuple[str, ...]:
+        """Every text the cause may show."""
+        return tuple(self.cause.values()) if isinstance(self.cause, Mapping) else (self.cause,)
+
+    def cause_for(self, found: list[str] | None = None) -> str:
+        """The cause's text for the evidence ``found`` (single alternatives such as
+        "call:Tensor"; None: every alternative, as when the code could not be read)."""
+        if not isinstance(self.cause, Mapping):
+            return self.cause
+        return " ".join(t for k, t in self.cause.items() if found is None or k in found)
 
     @property
     def hint_text(self) -> str:
@@ -239,7 +290,7 @@ class Misconception:
 
 
 # evidence patterns: the method checks' kinds, plus keyword arguments and more operators
-EVIDENCE_KINDS = ("attr", "call", "with", "op", "kw")
+EVIDENCE_KINDS = ("attr", "call", "with", "op", "kw", "order")
 EVIDENCE_OPERATORS = ("matmul", "floordiv", "is", "isub", "iadd", "imul", "idiv")
 
 
@@ -248,4 +299,7 @@ def valid_evidence(pattern: str) -> bool:
     kind, _, name = pattern.partition(":")
     if kind not in EVIDENCE_KINDS or not name:
         return False
+    if kind == "order":  # "order:backward<retain_grad": two calls, the second after the first
+        first, _, then = name.partition("<")
+        return bool(first and then) and "|" not in name
     return kind != "op" or name in EVIDENCE_OPERATORS

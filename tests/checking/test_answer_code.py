@@ -59,6 +59,28 @@ def test_a_second_attempt_that_reruns_only_the_check_cell_reads_like_the_first(s
     assert edited[0] == "u.register_hook(h)" and edited[-1].startswith("f.backward()")
 
 
+def test_an_earlier_attempt_of_the_same_exercise_no_longer_counts(shell):
+    """r4 walkthrough #1/#14/#25: a required call made in an earlier, failed attempt (the
+    same cell before it was edited) does not count for the answer checked now."""
+    shell.run("answer = torch.arange(12).reshape(4, 3)\ncheck('01.a', answer)", "01.a")
+    typed = "answer = torch.tensor([[0, 1, 2, 3]])\ncheck('01.a', answer)"
+    assert shell.run(typed, "01.a") == [typed]
+
+
+def test_a_cell_before_the_attempts_still_counts_after_the_check_cell_is_edited(shell):
+    shell.run("u.register_hook(h)")
+    shell.run("f = u + a\ncheck('05.b', a)", "05.b")  # forgot backward()
+    edited = "f = u + a\nf.backward()\ncheck('05.b', a)"
+    assert shell.run(edited, "05.b") == ["u.register_hook(h)", edited]
+
+
+def test_a_cell_that_only_checks_again_reads_the_attempt_that_built_the_answer(shell):
+    built = "answer = torch.arange(12).reshape(3, 4)\ncheck('01.a', answer)"
+    shell.run("answer = torch.zeros(3)\ncheck('01.a', answer)", "01.a")
+    shell.run(built, "01.a")
+    assert shell.run("check('01.a', answer)", "01.a") == [built, "check('01.a', answer)"]
+
+
 def test_after_another_exercise_s_check_the_earlier_cells_no_longer_count(shell):
     shell.run("u.register_hook(h)")
     shell.run("check('05.b', a)", "05.b")
@@ -178,3 +200,44 @@ def test_a_plain_name_imported_from_torch_counts_as_its_call():
     assert "call:grad" in uses(tree, ["call:grad"])
     # a function of the learner's own that happens to share the name does not count
     assert "call:step" not in uses(ast.parse("def step(w):\n    pass\nstep(w)"), ["call:step"])
+
+
+# a learner's attempts in a real kernel (r4 walkthrough #1, #14, #25): after tries with the
+# right tool, typed numbers are read as typed numbers; a split answer still counts
+ATTEMPTS = [
+    "import os\nos.environ['COURSE_PROGRESS'] = 'off'\n"
+    "import torch\nfrom course_helpers import check",
+    "answer = torch.arange(12).reshape(4, 3)\ncheck('01.arange_grid', answer)",
+    "answer = torch.tensor([[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]])\n"
+    "check('01.arange_grid', answer)",
+    "a = torch.tensor(2.0, requires_grad=True)\nu = a**2\na.register_hook(lambda g: g / 2)\n"
+    "f = u + 3 * a\nf.backward()\nanswer = a\ncheck('05.hook_halve', answer)",
+    "a = torch.tensor(2.0, requires_grad=True)\nu = a**2\nf = u + 3 * a\nf.backward()\n"
+    "a.grad = torch.tensor(5.0)\nanswer = a\ncheck('05.hook_halve', answer)",
+    "a = torch.tensor(2.0, requires_grad=True)\nu = a**2\nu.register_hook(lambda g: g / 2)",
+    "f = u + 3 * a\nanswer = a\ncheck('05.hook_halve', answer)",  # forgot backward()
+    "f = u + 3 * a\nf.backward()\nanswer = a\ncheck('05.hook_halve', answer)",
+    "x = torch.tensor(1.5, requires_grad=True)\n"
+    "(d1,) = torch.autograd.grad(x**4, x, create_graph=True)\n"
+    "d1.backward()\nanswer = x\ncheck('09.third_derivative', answer)",
+    "x = torch.tensor(1.5, requires_grad=True)\n"
+    "(d1,) = torch.autograd.grad(x**4, x, create_graph=True)\n"
+    "(d2,) = torch.autograd.grad(d1, x, create_graph=True)\nx.grad = torch.tensor(36.0)\n"
+    "answer = x\ncheck('09.third_derivative', answer)",
+]
+
+
+def test_typed_numbers_after_a_try_with_the_right_tool_are_read_as_typed_in_a_real_kernel():
+    from answer_cells import run_in_kernel
+
+    nb = run_in_kernel(ATTEMPTS)
+    shown = [
+        "".join(o.get("data", {}).get("text/plain", "") + o.get("text", "") for o in c.outputs)
+        for c in nb.cells
+    ]
+    assert "Not yet" in shown[1] and "Not yet" in shown[3]  # the tries with the right tool
+    assert "not the way the task asks" in shown[2] and "torch.arange" in shown[2]
+    assert "not the way the task asks" in shown[4] and "a hook on u" in shown[4]
+    assert "✓ Passed" in shown[7], shown[7]  # the hook one cell earlier still counts
+    assert "Not yet" in shown[8]
+    assert "not the way the task asks" in shown[9] and "`.backward()`" in shown[9]

@@ -288,7 +288,8 @@ def test_the_no_grad_forms_the_lessons_teach_pass(told):
 
 def test_recording_left_off_by_a_cell_is_named(told):
     ((status, message),) = told["eval left off"]
-    assert status == "failed" and "switched off in your notebook" in message
+    assert status == "failed" and "recording is still switched off" in message
+    assert "`torch.set_grad_enabled(False)` is not a `with` block" in message  # its code shows it
 
 
 def test_a_submodule_left_in_eval_mode_is_named(told):

@@ -45,10 +45,10 @@ def test_no_graph_exercise_never_advises_detach():
     verdict = _verdict(ex, (w * 3).sum())
     assert verdict.status == "failed"
     assert "torch.no_grad()" in verdict.message
-    assert "use .detach()" not in verdict.message
+    assert "Use .detach()" not in verdict.message  # (advice is a sentence of its own now)
     # without the context the general advice (which may name .detach()) is kept
     general = _verdict(dataclasses.replace(ex, context=""), (w * 3).sum())
-    assert "use .detach()" in general.message
+    assert "Use .detach()" in general.message
 
 
 def test_keep_graph_exercise_never_advises_a_new_leaf_or_no_grad():

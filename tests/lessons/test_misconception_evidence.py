@@ -156,7 +156,11 @@ def test_the_entrys_own_code_holds_its_evidence_and_is_told_the_cause(entry):
     assert all(hits.values()), f"the wrong answer's own code lacks {hits}"
     verdict = judge(get(entry.exercise_id), _submission(entry, code))
     assert entry.message in verdict.message
-    assert "\nYour code " in verdict.message and entry.cause in verdict.message
+    # the cause continues the lead-in ("Your code calls `x`: wrapping ...")
+    cause = entry.cause_for([hit for pattern in entry.evidence for hit in hits[pattern]])
+    assert "\nYour code " in verdict.message and misconceptions.continued(cause) in (
+        verdict.message
+    )
 
 
 def _another_route(exercise) -> str:
@@ -175,7 +179,9 @@ def test_the_same_values_by_another_route_are_not_told_the_mechanism(entry):
     verdict = judge(exercise, _submission(entry, code))
     assert misconceptions.match(exercise, _submission(entry, code)["answer"], _judges()) is entry
     assert entry.message in verdict.message
-    assert entry.cause not in verdict.message
+    for cause in entry.causes:
+        assert cause not in verdict.message
+        assert misconceptions.continued(cause) not in verdict.message
     assert "Your code" not in verdict.message and "If your code" not in verdict.message
     assert verdict.mistake == entry.hint  # the next hint claims nothing either
 
@@ -184,7 +190,8 @@ def test_the_same_values_by_another_route_are_not_told_the_mechanism(entry):
 def test_without_code_the_mechanism_is_only_a_possible_cause(entry):
     verdict = judge(get(entry.exercise_id), _submission(entry, None))
     lead = evidence.lead_in(entry.evidence)
-    assert f"\nIf your code {lead}: {entry.cause}" in verdict.message
+    cause = misconceptions.continued(entry.cause_for(None))
+    assert f"\nIf your code {lead}: {cause}" in verdict.message
     assert "\nYour code" not in verdict.message
 
 
@@ -263,11 +270,12 @@ def test_a_cause_without_evidence_is_refused_with_the_fix():
 def test_the_lead_in_names_only_the_alternatives_the_code_holds():
     entry = next(m for m in ENTRIES if m.evidence == ("call:mul_|add_",))
     both = misconceptions.explain(entry, {"text": "c.mul_(9 / 5).add_(32)"})
-    assert f"{entry.message}\nYour code calls `mul_` or `add_`: {entry.cause}" == both
+    cause = misconceptions.continued(entry.cause_for(None))
+    assert f"{entry.message}\nYour code calls `mul_` or `add_`: {cause}" == both
     only = misconceptions.explain(entry, {"text": "c = c * 9 / 5\nc.add_(32)"})
-    assert f"{entry.message}\nYour code calls `add_`: {entry.cause}" == only
+    assert f"{entry.message}\nYour code calls `add_`: {cause}" == only
     unread = misconceptions.explain(entry, None)
-    assert f"{entry.message}\nIf your code calls `mul_` or `add_`: {entry.cause}" == unread
+    assert f"{entry.message}\nIf your code calls `mul_` or `add_`: {cause}" == unread
 
 
 def test_a_cell_run_without_history_is_still_read():
@@ -285,3 +293,40 @@ def test_a_cell_run_without_history_is_still_read():
             client.execute_cell(each, index, store_history=False)
     shown = "".join(o.get("data", {}).get("text/plain", "") for o in nb.cells[1].outputs)
     assert "Your code calls `arange`: torch.arange(start, end)" in shown, shown
+
+
+def test_the_cause_continues_the_lead_in_in_lower_case():
+    """r4 walkthrough #2, #30: "Your code calls `tensor`: Wrapping the numbers ..." read as two
+    sentences glued; an ordinary capitalised first word is lowered, names are kept."""
+    assert misconceptions.continued("Wrapping the numbers") == "wrapping the numbers"
+    assert misconceptions.continued("A float argument") == "a float argument"
+    for kept in ("DDP decides", "torch.cdist returns", "CUDA has", "x.grad holds"):
+        assert misconceptions.continued(kept) == kept
+
+
+def test_a_cause_per_alternative_shows_only_the_texts_of_the_code_s_alternatives():
+    """r4 walkthrough #2: torch.Tensor(range(12)) was told about arange(12.0) too."""
+    entry = next(
+        m
+        for m in ENTRIES
+        if m.exercise_id == "01.arange_grid"
+        and "call:Tensor" in (m.cause if isinstance(m.cause, dict) else {})
+    )
+    tensor = misconceptions.explain(
+        entry, {"text": "answer = torch.Tensor(range(12)).reshape(3, 4)"}
+    )
+    assert "Your code calls `Tensor`: torch.Tensor(list) makes" in tensor
+    assert "arange(12.0)" not in tensor
+    arange = misconceptions.explain(entry, {"text": "answer = torch.arange(12.0).reshape(3, 4)"})
+    assert "arange(12.0)" in arange and "torch.Tensor(list)" not in arange
+    unread = misconceptions.explain(entry, None)
+    assert "arange(12.0)" in unread and "torch.Tensor(list)" in unread
+    with pytest.raises(ValueError, match="one text for each alternative"):
+        Misconception(
+            "01.arange_grid",
+            "x",
+            lambda: 1,
+            "seen",
+            cause={"call:arange": "c"},
+            evidence=("call:arange|Tensor",),
+        )

@@ -31,6 +31,8 @@ JUDGE_CHECKS = {
     "state_left": lambda ex: ex.kind == "function" or ex.context == "no_graph",
     # lesson 13: the launcher's counts (torch.save calls, all-reduces, rows) are compared
     "counts": lambda ex: isinstance(ex.reference, dict) or ex.id == "13.exact_evaluation",
+    # lesson 13: what each rank's function returned (a Python number), read from the run
+    "rank_value": lambda ex: bool(ex.rank_value),
     "must_build_no_graph": lambda ex: ex.must_build_no_graph,
     "check_step_order": lambda ex: ex.check_step_order,
     "keep_lines": lambda ex: bool(ex.keep_lines),

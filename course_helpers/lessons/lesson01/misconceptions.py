@@ -93,11 +93,17 @@ MISCONCEPTIONS = [
             "integer."
         ),
         hint="Which of the arguments that made your numbers is a float, or makes floats?",
-        cause=(
-            "A float argument (arange(12.0)) gives floats, and so does torch.Tensor(list), which "
-            "makes the default float type (float32 unless you changed it); whole numbers 0, 1, "
-            "2, ... come out as integers when arange gets integer arguments."
-        ),
+        cause={
+            "call:arange": (
+                "a float argument (arange(12.0)) gives floats; whole numbers 0, 1, 2, ... come "
+                "out as integers when arange gets integer arguments."
+            ),
+            "call:Tensor": (
+                "torch.Tensor(list) makes the default float type (float32 unless you changed "
+                "it) from any numbers; torch.tensor(list), lower case, keeps whole numbers as "
+                "int64."
+            ),
+        },
         evidence=("call:arange|Tensor",),
     ),
     # --- 01.linspace_points ---

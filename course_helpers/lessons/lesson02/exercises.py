@@ -225,15 +225,13 @@ EXERCISES = [
     ),
     Exercise(
         id="02.match_like",
+        forbid=("named:device|dtype",),
         task_says={
             "the dtype and the device of reference": (
                 "check:cases (references of other dtypes, one on the meta device)"
             ),
             "keep the shape of values": "check:value (the output's shape is compared)",
-            "Do not name any device or dtype in your code": (
-                "check:cases (a reference on the meta device: a named device or dtype gives the "
-                "wrong one)"
-            ),
+            "Do not name any device or dtype in your code": "check:named:device|dtype",
         },
         title="Match another tensor's dtype and device",
         lesson=LESSON,

@@ -120,14 +120,14 @@ _MORE = [
             [torch.tensor([1, 2, 3]), torch.tensor([10, 20, 30])]
         ).reshape(3, 2),
         message=(
-            "Your pairs mix xs and ys within the rows: the (2, 3) rows were read in memory order "
-            "and refilled as (3, 2). Rows become columns by a transpose, or by stacking along the "
-            "right dimension in the first place."
+            "Your pairs mix xs and ys within the rows: your rows hold all of xs, then all of ys, "
+            "two numbers at a time, as the six numbers lie one after another. Rows become columns "
+            "by a transpose, or by stacking along the right dimension in the first place."
         ),
         hint="Does refilling the same numbers into a new shape turn rows into columns?",
         cause=(
-            "reshape reads the (2, 3) rows in memory order and refills them, so xs and ys get "
-            "mixed up in the rows."
+            "view and reshape keep the numbers in the order they lie in memory (xs, then ys) and "
+            "only cut that order into new rows, so a (3, 2) shape takes them two at a time."
         ),
         evidence=("call:reshape|view",),
     ),

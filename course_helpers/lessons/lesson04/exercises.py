@@ -93,11 +93,12 @@ EXERCISES = [
     ),
     Exercise(
         id="04.times_table",
-        forbid=("op:matmul", "call:matmul", "call:mm", "loop:python"),
+        forbid=("op:matmul", "call:matmul", "call:mm", "call:outer|einsum|kron|ger", "loop:python"),
         require=("call:arange",),
         any_integer_dtype=True,
         task_says={
             "Use one arange, a column, a row and broadcasting": "check:call:arange",
+            "a column, a row and broadcasting": "check:call:outer|einsum|kron|ger",
             "no loops": "check:loop:python",
         },
         title="A multiplication table",

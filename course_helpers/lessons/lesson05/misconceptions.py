@@ -7,12 +7,13 @@ import torch
 from course_helpers.lessons.model import Misconception
 
 
-def _intermediate_without_retain_grad():
+def _intermediate_retain_grad_too_late():
     a = torch.tensor(2.0, requires_grad=True)
     b = torch.tensor(-1.0, requires_grad=True)
     u = a * b
     f = u * a + u
     f.backward()
+    u.retain_grad()  # after the backward pass: u.grad stays None, as without the call
     return u
 
 
@@ -158,7 +159,7 @@ MISCONCEPTIONS = [
     Misconception(
         exercise_id="05.keep_intermediate_grad",
         label="no retain_grad (or after backward)",
-        build_answer=_intermediate_without_retain_grad,
+        build_answer=_intermediate_retain_grad_too_late,
         message=(
             "u's gradient was not kept: after the backward pass only leaves keep a gradient. u is "
             "an intermediate result, so autograd passes its gradient on and forgets it unless you "
@@ -168,6 +169,11 @@ MISCONCEPTIONS = [
         hint=(
             "How do you ask autograd to keep the gradient of a tensor that is not a leaf, and when?"
         ),
+        cause=(
+            "by the time retain_grad() runs, the backward pass is over and u's gradient is gone; "
+            "called before backward(), it keeps the gradient that pass computes."
+        ),
+        evidence=("order:backward<retain_grad",),
     ),
     Misconception(
         exercise_id="05.keep_intermediate_grad",

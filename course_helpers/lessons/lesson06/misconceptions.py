@@ -136,8 +136,9 @@ _MORE = [
         ),
         hint="What do the gradients hold at the start of the second iteration?",
         cause=(
-            "Calling zero_grad() once before the loop does not help: .grad must be cleared in "
-            "every iteration, before backward()."
+            "a zero_grad() call that does not run at the start of every iteration (one call "
+            "before or after the loop, say) leaves the gradients adding up: .grad must be "
+            "cleared in every iteration, before backward()."
         ),
         evidence=("call:zero_grad",),
     ),

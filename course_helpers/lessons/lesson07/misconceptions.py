@@ -46,6 +46,8 @@ def _second_layer_after_training(freeze: str):
     g = cpu_generator(6)
     inputs = torch.randn(8, 3, generator=g)
     targets = torch.randn(8, 1, generator=g)
+    if freeze == "nothing":
+        model[0].requires_grad = False  # a plain attribute of the module: freezes nothing
     if freeze == "first weight only":
         model[0].weight.requires_grad_(False)
     if freeze == "second layer":
@@ -128,6 +130,13 @@ MISCONCEPTIONS = [
             "switch that off for model[0] before training."
         ),
         hint="Which layer's parameters must stop requiring grad, and before what?",
+        cause=(
+            "assigning `requires_grad = False` switches off a tensor's flag only when the target "
+            "is a tensor: on a module (`model[0].requires_grad = False`) it just adds a plain "
+            "Python attribute, and every parameter keeps requiring grad. "
+            "`model[0].requires_grad_(False)`, with the underscore, switches off each of them."
+        ),
+        evidence=("attr:requires_grad",),
     ),
     Misconception(
         exercise_id="07.freeze_first",

@@ -457,6 +457,8 @@ EXERCISES = [
     ),
     Exercise(
         id="10.resume_checkpoint",
+        require=("call:load_state_dict",),
+        task_says={"Fix the saving and the loading": "check:call:load_state_dict"},
         title="Resume training from a checkpoint",
         lesson=LESSON,
         kind="value",

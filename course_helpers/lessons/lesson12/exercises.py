@@ -180,6 +180,7 @@ def _nonfinite_cases(g):
         ([1.0, -inf, nan],),  # -inf counts too
         ([nan],),  # a single loss, not finite at once
         ([],),  # no steps at all
+        ([1.0, 1e300, inf],),  # huge but finite: float32 would make it inf
     ]
 
 
@@ -504,6 +505,7 @@ EXERCISES = [
         task_says={
             "Do not modify losses": "check:inputs_unchanged",
             "Use torch.isfinite on a float64 tensor": "check:call:isfinite",
+            "on a float64 tensor": "check:cases (a huge finite loss, 1e300: float32 makes it inf)",
         },
         title="The first non-finite loss",
         lesson=LESSON,

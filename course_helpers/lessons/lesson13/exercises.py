@@ -259,6 +259,8 @@ EXERCISES = [
     ),
     Exercise(
         id="13.fix_set_epoch",
+        forbid=("many:DistributedSampler",),
+        task_says={"only the bug fixed": "check:many:DistributedSampler"},
         title="Repair a sampler that repeats every epoch",
         lesson=LESSON,
         kind="value",
@@ -374,7 +376,9 @@ EXERCISES = [
     Exercise(
         id="13.exact_evaluation",
         rank_rows=5,
+        rank_value="number",
         task_says={
+            "Return it as a Python number": "check:rank_value",
             "right after": "check:value (another seed gives another model)",
             "exactly one rank": "check:counts (rows the ranks' models saw: 5 in all)",
             "with dist.all_reduce": "check:call:all_reduce",
