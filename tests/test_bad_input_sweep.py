@@ -86,6 +86,10 @@ VALID = {  # helper -> parameter -> a valid value (others keep their defaults)
     "GraphPicture": {"nodes": lambda: course_helpers.draw_graph(_graph()).nodes, "title": str},
     "repair": {"component": lambda: lambda x: x},
     "unanswered": {"component": lambda: lambda x: x},
+    "show_broadcast": {
+        "column": lambda: torch.tensor([[1], [2]]),
+        "row": lambda: torch.tensor([[10, 20, 30]]),
+    },
 }
 EXTRA = [  # calls the parameter sweep cannot make: options passed through **options
     ("torchviz_graph", {"output": _freed, "show_saved": lambda: True}),
