@@ -42,6 +42,7 @@ __all__ = [
     "pytest_configure",
     "pytest_report_header",
     "pytest_runtest_setup",
+    "pytest_runtest_teardown",
     "sanitize",
 ]
 
@@ -70,6 +71,9 @@ def pytest_report_header(config):
     except Exception:  # a header must never stop the run
         pass
     return lines
+
+
+_ENV_BEFORE = pytest.StashKey[dict]()
 
 
 @dataclass(frozen=True)
@@ -187,5 +191,19 @@ def pytest_runtest_setup(item):
         return
     from course_helpers.authoring.build import kernel_env
 
-    # the same kernel environment as the build that stored the outputs
-    os.environ.update(kernel_env(Path(str(item.fspath))))
+    # the same kernel environment as the build that stored the outputs, for this cell only:
+    # left in place, a solution's COURSE_STRICT=1 reached the next file's tests on the same
+    # worker (a module fixture's kernel, started before any function fixture resets it)
+    wanted = kernel_env(Path(str(item.fspath)))
+    item.stash[_ENV_BEFORE] = {name: os.environ.get(name) for name in wanted}
+    os.environ.update(wanted)
+
+
+def pytest_runtest_teardown(item):
+    """Put back the environment ``pytest_runtest_setup`` changed for a notebook cell."""
+    before = item.stash.get(_ENV_BEFORE, None) if hasattr(item, "stash") else None
+    for name, value in (before or {}).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value

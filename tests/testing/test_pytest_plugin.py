@@ -151,3 +151,22 @@ def test_nbval_applies_the_version_rules(outcomes):
     assert outcomes["python_3_12_main_module.ipynb"] == "passed"
     # the rule drops only the class suffix: another node is still a difference
     assert outcomes["torch_2_11_other_node.ipynb"] == "failed"
+
+
+def test_a_notebook_cells_environment_ends_with_the_cell(monkeypatch, tmp_path):
+    """A solution's COURSE_STRICT=1 (and the rest of the build's kernel environment) is set for
+    its cells only: the next test file on the same worker starts kernels without it."""
+    from course_helpers.testing import pytest_plugin
+
+    class IPyNbCell:  # what nbval's items are called; only the name and the path are read
+        fspath = tmp_path / "solutions" / "01_tensors.ipynb"
+        stash = pytest.Stash()
+
+    monkeypatch.delenv("COURSE_STRICT", raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")
+    cell = IPyNbCell()
+    pytest_plugin.pytest_runtest_setup(cell)
+    assert (os.environ["COURSE_STRICT"], os.environ["OMP_NUM_THREADS"]) == ("1", "1")
+    pytest_plugin.pytest_runtest_teardown(cell)
+    assert "COURSE_STRICT" not in os.environ
+    assert os.environ["OMP_NUM_THREADS"] == "7"
