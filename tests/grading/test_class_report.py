@@ -299,6 +299,9 @@ def _code_with(patterns) -> dict:
         name = names.split("|")[0]
         if kind == "call" and name.endswith("()"):
             lines.append(f"y = x.{name}")
+        elif kind == "order":  # order:a<b: b called on a line after a call of a
+            first, _, then = name.partition("<")
+            lines += [f"y = x.{first}()", f"z = x.{then}()"]
         else:
             lines.append(_EXAMPLE[kind](name))
     return {"where": "answer cell", "text": "\n".join(lines)}
