@@ -104,6 +104,9 @@ PROBES = {
 }
 
 
+WHY_FAILED: dict[str, str] = {}
+
+
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory) -> dict[str, str]:
     import xml.etree.ElementTree as ET
@@ -123,8 +126,11 @@ def outcomes(tmp_path_factory) -> dict[str, str]:
     names = {name.replace("/", "."): name for name in PROBES}
     results = {}
     for case in ET.parse(report).getroot().iter("testcase"):
-        failed = case.find("failure") is not None or case.find("error") is not None
-        results[names[case.get("classname")]] = "failed" if failed else "passed"
+        problem = case.find("failure") if case.find("failure") is not None else case.find("error")
+        name = names[case.get("classname")]
+        results[name] = "passed" if problem is None else "failed"
+        if problem is not None:  # shown when a probe expected to pass fails
+            WHY_FAILED[name] = (problem.get("message") or "") + (problem.text or "")[-2000:]
     assert set(results) == set(PROBES), results
     return results
 
@@ -147,8 +153,8 @@ def test_kernel_env_matches_the_build_even_under_a_folder_named_solutions(outcom
 
 
 def test_nbval_applies_the_version_rules(outcomes):
-    assert outcomes["torch_2_11_node_name.ipynb"] == "passed"
-    assert outcomes["python_3_12_main_module.ipynb"] == "passed"
+    for name in ("torch_2_11_node_name.ipynb", "python_3_12_main_module.ipynb"):
+        assert outcomes[name] == "passed", WHY_FAILED.get(name)
     # the rule drops only the class suffix: another node is still a difference
     assert outcomes["torch_2_11_other_node.ipynb"] == "failed"
 
