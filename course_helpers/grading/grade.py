@@ -379,6 +379,7 @@ def _grade_exercise(
         message = "There is no exercise with this id."
         return ExerciseGrade(shown, "error", message, 0, known=False)
     tier, solution = (hints or {}).get(exercise.id, (0, False))
+    tier = min(tier, len(exercise.hints))  # a kernel may claim any tier; none past the last
     tries = attempts.get(exercise.id, [])
     if not tries:
         return ExerciseGrade(
