@@ -230,6 +230,24 @@ def test_a_forged_or_edited_shard_is_refused(tmp_path, sharded):
     assert stop.value.code == 2
 
 
+def test_a_deeply_nested_report_is_refused_in_one_line_not_a_traceback(tmp_path):
+    # r4 attack: a shard of 2,000 nested lists (or one nested just below the parser's limit,
+    # carrying the key's id, so that its signature is computed) ended 'grade merge' with a
+    # RecursionError traceback and exit status 1, which the templates read as a verdict
+    from course_helpers.grading.signing import load_key
+
+    key = load_key(tmp_path / "grading.key")
+    signature = {"alg": "hmac-sha256", "key": key.sign({})["signature"]["key"], "value": "00"}
+    for depth in (2000, 985):
+        body = {"format": 3, "signature": signature, "x": "NEST"}
+        text = json.dumps(body).replace('"NEST"', "[" * depth + "]" * depth)
+        path = tmp_path / f"deep-{depth}.json"
+        path.write_text(text)
+        status, _, err = _quiet(["merge", str(path), "--key-file", str(tmp_path / "grading.key")])
+        assert status == 2, err
+        assert err.count("\n") == 1 and path.name in err and "nested too deeply" in err, err
+
+
 def test_a_bad_shard_argument_stops_before_grading(tmp_path):
     with pytest.raises(SystemExit) as stop:
         _quiet([str(tmp_path), "--shard", "4/3"])
