@@ -58,8 +58,9 @@ def parse_shard(text: str) -> Shard:
 
 
 def shard_of(key: str, count: int) -> int:
-    """The shard (1..count) that a submission with this key belongs to."""
-    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()
+    """The shard (1..count) that a submission with this key belongs to: from the key's bytes
+    as on disk (a file name that is not UTF-8 holds lone surrogates once read by Python)."""
+    digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()
     return int(digest, 16) % count + 1
 
 

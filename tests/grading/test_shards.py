@@ -248,6 +248,34 @@ def test_a_deeply_nested_report_is_refused_in_one_line_not_a_traceback(tmp_path)
         assert err.count("\n") == 1 and path.name in err and "nested too deeply" in err, err
 
 
+def test_a_file_name_that_is_not_utf8_has_a_shard_and_merges(tmp_path):
+    # r4 attack: one submission named b"m\xffallory.ipynb" (not UTF-8: Python reads it with
+    # a lone surrogate) ended every 'grade --shard I/N' with a UnicodeEncodeError traceback
+    # before anything was graded (exit status 1, read as a verdict), and 'grade merge' too:
+    # the whole class went ungraded. Its shard comes from the name's bytes as on disk.
+    import hashlib
+    import os
+
+    from course_helpers.grading.grade import NotebookGrade
+    from course_helpers.grading.reports import to_json
+    from course_helpers.grading.signing import load_key
+
+    (tmp_path / "subs").mkdir()
+    (tmp_path / "subs" / os.fsdecode(b"m\xffallory.ipynb")).write_text("{}")
+    [(path, key)] = keyed_paths([str(tmp_path / "subs")])
+    digest = hashlib.sha256(b"subs/m\xffallory.ipynb").hexdigest()
+    assert shard_of(key, 3) == int(digest, 16) % 3 + 1
+    signer = load_key(tmp_path / "grading.key")
+    reports = []
+    for index in (1, 2):
+        graded = [NotebookGrade(path, "completed", [])] * (shard_of(key, 2) == index)
+        keys = [key] * len(graded)
+        reports.append(tmp_path / f"shard-{index}.json")
+        reports[-1].write_text(to_json(graded, keys, Shard(index, 2), signer))
+    status, _, err = _quiet(["merge", *map(str, reports), "--key-file", str(signer.source)])
+    assert status in (0, 1), err
+
+
 def test_a_bad_shard_argument_stops_before_grading(tmp_path):
     with pytest.raises(SystemExit) as stop:
         _quiet([str(tmp_path), "--shard", "4/3"])
