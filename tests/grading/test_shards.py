@@ -153,6 +153,33 @@ def test_per_student_reports_follow_the_submissions_layout(sharded):
     assert alice["signature"]["alg"] == "hmac-sha256"
 
 
+def test_a_folder_named_like_another_ones_report_changes_no_report(tmp_path):
+    # r4 attack: next to bob.ipynb (report bob.json), a folder bob.json/ holding a notebook:
+    # its report needed bob.json to be a folder, and the batch ended with a FileExistsError
+    # traceback (exit 1, the remaining reports unwritten); written first, it would have taken
+    # bob's place. A folder whose name ends in .json is written with "~dir" after it.
+    from course_helpers.grading.batch import per_student_path
+
+    subs = tmp_path / "subs"
+    (subs / "bob.json").mkdir(parents=True)
+    shutil.copy(FIXTURES / "correct.ipynb", subs / "bob.ipynb")
+    shutil.copy(FIXTURES / "correct.ipynb", subs / "bob.json" / "mallory.ipynb")
+    each = tmp_path / "each"
+    status, _, err = _quiet(
+        [str(subs), "--timeout", "30", "--jobs", "1", "--per-student", str(each)]
+    )
+    assert status in (0, 1), err
+    bob = json.loads((each / "subs" / "bob.json").read_text())
+    mallory = json.loads((each / "subs" / "bob.json~dir" / "mallory.json").read_text())
+    assert [nb["key"] for nb in bob["notebooks"]] == ["subs/bob.ipynb"]
+    assert [nb["key"] for nb in mallory["notebooks"]] == ["subs/bob.json/mallory.ipynb"]
+    # one to one: folders named like that mapping stay apart too
+    keys = ["a/x.ipynb", "a/x.json/y.ipynb", "a/x.json~dir/y.ipynb", "a/x.json~dir~dir/y.ipynb"]
+    paths = [per_student_path(tmp_path, k) for k in keys]
+    assert len(set(paths)) == len(paths)
+    assert not any(p in q.parents for p in paths for q in paths)
+
+
 def test_each_shard_graded_only_its_own_submissions(sharded):
     seen = []
     for index, report in enumerate(sharded[3]["reports"], start=1):
