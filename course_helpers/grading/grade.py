@@ -437,7 +437,8 @@ def payload_problem(record) -> str:
         seen += 1
         if seen > MAX_RECORD_NODES:
             return f"it has more than {MAX_RECORD_NODES} parts"
-        if isinstance(value, dict):
+        if isinstance(value, dict):  # its keys too (a tensor can be a key), text excepted
+            todo.extend(key for key in value if not isinstance(key, str))
             todo.extend(value.values())
         elif isinstance(value, (list, tuple)):
             todo.extend(value)
