@@ -232,9 +232,12 @@ def write_reports(args, grades, keys, key, *, shard=None, finished=(), seconds=N
 def per_student_path(folder: Path, key: str) -> Path:
     """Where ``--per-student`` writes a submission's report: its key (unique in the batch:
     ``subs/alice.ipynb``, ``submitted/alice/ps1/01_tensors.ipynb``) below ``folder``, with
-    ``.json`` for ``.ipynb``; never outside ``folder``."""
+    ``.json`` for ``.ipynb``; never outside ``folder``. A folder whose name ends in ``.json``
+    (or ``~dir``) gets ``~dir`` after it, so no folder is ever named like a report: one to
+    one, whatever names the submissions' folders have."""
     parts = [p for p in key.split("/") if p not in ("", ".", "..")] or ["notebook"]
     safe = [p.encode("utf-8", "backslashreplace").decode("utf-8") for p in parts]
+    safe[:-1] = [p + "~dir" if p.endswith((".json", "~dir")) else p for p in safe[:-1]]
     return folder.joinpath(*safe).with_suffix(".json")
 
 

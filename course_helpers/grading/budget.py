@@ -7,7 +7,10 @@ hierarchies, or a cgroup v2 folder whose ``memory`` and ``pids`` controllers are
 its children), each notebook's worker, kernel and everything they start run in a group of
 their own, created for that notebook: ``memory`` counts all their pages (anonymous, tmpfs,
 ``/dev/shm``, ``memfd``, page cache) against ``--memory-mb``, and ``pids`` counts their
-processes against the process limit. When the notebook is done, every process still in
+processes against the process limit, and, where the ``cpu`` controller is there too, ``cpu``
+gives each notebook's group the same share of the processors whatever number of processes it
+runs (40 busy children of one notebook made an honest notebook beside it time out). When the
+notebook is done, every process still in
 the group is killed, detached ones included, and the group removed.
 
 Where no control group can be made (a normal user, or a container whose ``/sys/fs/cgroup`` is
@@ -37,6 +40,7 @@ class Hierarchy:
     version: int
     memory: Path  # the folder new groups are made in, for memory (v2: for both)
     pids: Path
+    cpu: Path | None = None  # ... for an equal share of the processors, where there is one
 
 
 @functools.lru_cache(maxsize=1)
@@ -53,7 +57,11 @@ def describe() -> str:
     found = available()
     if found is None:
         return "no control group (the limits are per process and per sandbox)"
-    return f"a cgroup v{found.version} per notebook (memory, tmpfs and processes counted together)"
+    shared = ", an equal share of the processors" if found.cpu is not None else ""
+    return (
+        f"a cgroup v{found.version} per notebook (memory, tmpfs and processes counted "
+        f"together{shared})"
+    )
 
 
 def _own_groups() -> dict[str, str]:
@@ -82,7 +90,7 @@ def _v2() -> Hierarchy | None:
     except OSError:
         return None
     if {"memory", "pids"} <= set(enabled):
-        return Hierarchy(2, folder, folder)
+        return Hierarchy(2, folder, folder, folder if "cpu" in enabled else None)
     return None
 
 
@@ -93,7 +101,10 @@ def _v1() -> Hierarchy | None:
         if name not in own or not (CGROUP_FS / name / "cgroup.procs").is_file():
             return None
         folders[name] = CGROUP_FS / name / own[name].lstrip("/")
-    return Hierarchy(1, folders["memory"], folders["pids"])
+    cpu = None
+    if "cpu" in own and (CGROUP_FS / "cpu" / "cgroup.procs").is_file():
+        cpu = CGROUP_FS / "cpu" / own["cpu"].lstrip("/")
+    return Hierarchy(1, folders["memory"], folders["pids"], cpu)
 
 
 def _can_create(found: Hierarchy) -> bool:
@@ -125,6 +136,10 @@ class NotebookGroup:
         self.folders = list(dict.fromkeys([found.memory / name, found.pids / name]))
         for folder in self.folders:
             folder.mkdir()
+        if found.cpu is not None and found.cpu / name not in self.folders:
+            with contextlib.suppress(OSError):  # no share of its own: the limits still hold
+                (found.cpu / name).mkdir()
+                self.folders.append(found.cpu / name)
         limit = str(memory_mb * 2**20)
         memory, pids = found.memory / name, found.pids / name
         if self.version == 2:

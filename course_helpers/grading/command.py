@@ -311,16 +311,17 @@ def _file_problem(option: str, target, create_folder: bool = False) -> str:
 
 def _key_problem(key_file: str) -> str:
     """Why ``key_file`` cannot be the signing key ("" when it can)."""
-    from course_helpers.grading.sandbox import code_folders
+    from course_helpers.grading.sandbox import visible_folders
 
     path = Path(key_file)
     if path.is_dir():
         return f"--key-file {key_file}: is a folder; name a file (it is made if missing)"
-    shown = [folder for folder in code_folders() if path.resolve().is_relative_to(folder)]
+    where = (path.absolute(), path.resolve())
+    shown = [f for f in visible_folders() if any(p.is_relative_to(f) for p in where)]
     if shown:
         return (
             f"--key-file {key_file}: lies in {shown[0]}, which graded kernels can read; "
-            "keep the key outside the course, its virtualenv and Python"
+            "keep the key outside the course, its virtualenv, Python, /usr and /etc"
         )
     if not path.exists():
         return _file_problem("--key-file", key_file)

@@ -379,6 +379,7 @@ def _grade_exercise(
         message = "There is no exercise with this id."
         return ExerciseGrade(shown, "error", message, 0, known=False)
     tier, solution = (hints or {}).get(exercise.id, (0, False))
+    tier = min(tier, len(exercise.hints))  # a kernel may claim any tier; none past the last
     tries = attempts.get(exercise.id, [])
     if not tries:
         return ExerciseGrade(
@@ -436,7 +437,8 @@ def payload_problem(record) -> str:
         seen += 1
         if seen > MAX_RECORD_NODES:
             return f"it has more than {MAX_RECORD_NODES} parts"
-        if isinstance(value, dict):
+        if isinstance(value, dict):  # its keys too (a tensor can be a key), text excepted
+            todo.extend(key for key in value if not isinstance(key, str))
             todo.extend(value.values())
         elif isinstance(value, (list, tuple)):
             todo.extend(value)

@@ -196,6 +196,17 @@ def code_folders() -> list[str]:
     return found
 
 
+def visible_folders() -> list[str]:
+    """Every folder or file bound into the sandbox (``/usr``, the ``/bin``... links, the
+    ``/etc`` files, :func:`code_folders`): what a graded kernel can read, as its owner."""
+    shown = ["/usr", *code_folders()]
+    shown += [str(Path("/etc") / name) for name in _ETC if (Path("/etc") / name).exists()]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        if (Path("/") / name).is_dir():
+            shown += [str(Path("/") / name), str((Path("/") / name).resolve())]
+    return list(dict.fromkeys(shown))
+
+
 def preexec(limits: Limits, drop_capabilities: bool = False, sandboxed: bool = False, group=None):
     """A ``preexec_fn`` that moves the child into the notebook's control ``group`` (if any:
     :mod:`course_helpers.grading.budget`; it then holds ``limits.memory_mb`` for the whole

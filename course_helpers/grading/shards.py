@@ -58,8 +58,9 @@ def parse_shard(text: str) -> Shard:
 
 
 def shard_of(key: str, count: int) -> int:
-    """The shard (1..count) that a submission with this key belongs to."""
-    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()
+    """The shard (1..count) that a submission with this key belongs to: from the key's bytes
+    as on disk (a file name that is not UTF-8 holds lone surrogates once read by Python)."""
+    digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()
     return int(digest, 16) % count + 1
 
 
@@ -132,10 +133,18 @@ def read_report(path: str, key=None) -> ShardReport:
     problem."""
     from course_helpers.grading.signing import read_file
 
+    too_deep = False
     try:
         data = json.loads(read_file(path, "grading report", 1024).decode("utf-8"))
+    except RecursionError:
+        data, too_deep = None, True
     except (ValueError, CourseError) as err:
         raise CourseError(f"{path}: not a readable JSON grading report ({err}).") from None
+    if too_deep or _nested_deeper_than(data, MAX_DEPTH):  # the grader writes ~6 levels
+        raise CourseError(
+            f"{path}: not a grading report: it is nested too deeply (more than {MAX_DEPTH} "
+            "levels; the grader never writes that)."
+        )
     if not isinstance(data, dict) or data.get("format") != REPORT_FORMAT:
         raise CourseError(
             f"{path}: not a grading report of this version (format {REPORT_FORMAT}); write the "
@@ -152,6 +161,23 @@ def read_report(path: str, key=None) -> ShardReport:
     except (KeyError, TypeError, ValueError) as err:
         raise CourseError(f"{path}: a malformed grading report ({err!r} is wrong).") from None
     return ShardReport(path, shard, grades, keys)
+
+
+MAX_DEPTH = 32  # levels of lists and objects in a report (the grader writes about 6)
+
+
+def _nested_deeper_than(data, limit: int) -> bool:
+    """``data`` (parsed JSON) holds lists or objects more than ``limit`` levels deep; looked
+    at without recursion, so any depth the parser accepted is answered."""
+    todo = [(data, 1)]
+    while todo:
+        value, depth = todo.pop()
+        if isinstance(value, (dict, list)):
+            if depth > limit:
+                return True
+            items = value.values() if isinstance(value, dict) else value
+            todo.extend((item, depth + 1) for item in items)
+    return False
 
 
 def _notebook(nb: dict) -> NotebookGrade:

@@ -162,3 +162,68 @@ def test_without_the_sandbox_nothing_a_notebook_leaves_behind_outlives_it(shared
     time.sleep(3)
     assert json.loads((results / "results.json").read_text()) == graded  # ... and is gone
     assert _status(result["by_name"]["probes_proc"], "00.how_to_run") == "passed"
+
+
+def _cpu_quota_group(share: float) -> Path | None:
+    """A cgroup v1 ``cpu`` group below this process's own, allowed ``share`` of one processor
+    (a small machine, the same on any machine), or None where none can be made."""
+    from course_helpers.grading import budget
+
+    own = budget._own_groups().get("cpu")
+    if own is None or not (budget.CGROUP_FS / "cpu" / "cgroup.procs").is_file():
+        return None
+    group = budget.CGROUP_FS / "cpu" / own.lstrip("/") / f"course-test-cpu-{os.getpid()}"
+    try:
+        group.mkdir()
+        (group / "cpu.cfs_period_us").write_text("100000")
+        (group / "cpu.cfs_quota_us").write_text(str(int(100000 * share)))
+    except OSError:
+        shutil.rmtree(group, ignore_errors=True)
+        return None
+    return group
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="makes control groups: run the tests as root")
+@pytest.mark.skipif(not sandbox.bwrap_works(), reason="needs bubblewrap (apt install bubblewrap)")
+def test_busy_processes_of_one_notebook_do_not_starve_another(tmp_path):
+    # r4 attack: a notebook forked 40 busy processes; with no share of the processors per
+    # notebook, CFS gave the honest notebook beside it 1/41 of the machine and its cells
+    # timed out (0 points for a full-marks notebook). The grader runs here on half a
+    # processor, so that the attack bites the same on any machine.
+    group = _cpu_quota_group(0.5)
+    if group is None:
+        pytest.skip("needs the cgroup v1 cpu controller, writable (root in this container)")
+    found = _python_for(None)
+    assert found is not None
+    python, env = found
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for name, text in _fixtures("budget/spins", "attacks/victim").items():
+        (subs / name).write_text(text)
+
+    def join():
+        (group / "cgroup.procs").write_text(str(os.getpid()))
+
+    try:
+        done = subprocess.run(
+            [*python, "-m", "course_helpers", "grade", str(subs), "--jobs", "2"]
+            + ["--timeout", "30", "--json", str(tmp_path / "r.json")],
+            env=env,
+            preexec_fn=join,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+    finally:
+        for _ in range(100):
+            try:
+                group.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
+    report = json.loads((tmp_path / "r.json").read_text())
+    victim = next(nb for nb in report["notebooks"] if Path(nb["path"]).stem == "victim")
+    assert victim["run"] == "completed", victim["run"]
+    assert _status(victim, "00.how_to_run") == "passed"
+    assert "an equal share of the processors" in done.stderr.splitlines()[0]

@@ -382,3 +382,36 @@ def test_a_notebook_the_grader_could_not_judge_counts_in_no_figure():
     assert report.runs["not graded (judging stopped)"] == 1
     a = next(s for s in report.exercises if s.name == A)
     assert (a.graded, a.passed) == (3, 2)  # as without them
+
+
+def test_a_hint_tier_the_exercise_does_not_have_is_not_believed():
+    # r4 attack: a kernel may say anything on its answer channel, and "hint 100 was shown"
+    # used to be kept as said: the class report then had 101 hint columns in every table
+    # and CSV, and its hint picture collapsed. A tier counts only up to the exercise's own.
+    from course_helpers.checking.submissions import encode_frame
+    from course_helpers.grading.grade import judge_answers
+
+    count = len(get(A).hints)
+    frames = b"".join(
+        encode_frame({"exercise_id": exercise_id, "hint": tier})
+        for exercise_id, tier in ((A, 100), (B, 1))
+    )
+    grades = judge_answers(frames, [A, B], first_attempt=False)["grades"]
+    assert [g["hints"] for g in grades] == [count, 1]
+    notebook = NotebookGrade("x", "completed", [ExerciseGrade(**g) for g in grades])
+    assert build([notebook]).max_tier == count
+
+
+def test_a_file_name_that_is_not_utf8_is_escaped_in_the_learners_table(tmp_path):
+    # r4 attack: a submission named b"m\xffallory.ipynb" (its name, read by Python, holds a
+    # lone surrogate) ended 'grade ... --class-report DIR --class-report-learners' with a
+    # UnicodeEncodeError traceback after every other report was written; its name is now
+    # written as its escape, as in the score table and the CSV gradebook
+    key = "subs/m\udcffallory\x1b[31m.ipynb"
+    keys = [key] + [nb.path for nb in GRADES[1:]]
+    write_class_report(GRADES, str(tmp_path / "named"), keys, learners=True)
+    shown = "subs/m\\udcffallory\\x1b[31m.ipynb"
+    data = json.loads((tmp_path / "named" / "class-report.json").read_text("utf-8"))
+    assert data["learners"][0]["key"] == shown
+    for name in ("index.html", "learners.csv"):
+        assert shown in (tmp_path / "named" / name).read_text("utf-8"), name

@@ -211,3 +211,22 @@ def test_a_log_slow_to_judge_costs_only_its_notebook(tmp_path):
     assert "judging timed out" in (tmp_path / "r.csv").read_text()
     assert "judging timed out" in done.stderr and "Traceback" not in done.stderr
     assert took < 300, took
+
+
+def test_a_key_file_that_graded_kernels_can_read_is_refused(tmp_path, capsys):
+    # r4 attack: --key-file /usr/local/grading.key was accepted (only Python's folders and the
+    # package were checked), and a sandboxed kernel read it: /usr and a few /etc files are
+    # bound into every sandbox, and the key's owner is the kernel's uid
+    checked = 0
+    for folder in (Path("/usr/local/share"), Path("/etc/ssl")):
+        key = folder / f"course-test-{os.getpid()}.key"
+        if not folder.is_dir():
+            continue
+        checked += 1
+        try:
+            code, err = _run_main([MY_WORK, "--key-file", str(key)], capsys)
+            assert code == 2 and "which graded kernels can read" in err, err
+            assert not key.exists()
+        finally:
+            key.unlink(missing_ok=True)
+    assert checked

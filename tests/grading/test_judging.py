@@ -105,6 +105,22 @@ def test_a_stride_zero_record_is_rejected_before_anything_copies_it():
     assert _judge_one(exercise, dict(submission, answer=transposed))[0] == "rejected"
 
 
+def test_a_stride_zero_view_hidden_as_a_dict_key_is_rejected_too():
+    # r4 attack: the payload check walked a record's values only; a stride-0 view used as a
+    # dict key (in the answer record, or in the method/code/notebook parts) passed, and
+    # judging copied it: 1e8 elements took the judging process from 284 MB to 1.4 GB, 1e9 to
+    # 11.7 GB (bounded in the grader only by --judge-memory-mb)
+    exercise = get("00.first_tensor")
+    view = torch.zeros(1).expand(100_000_000)
+    answer = {"_r": "list", "items": [], view: 1}
+    submission = {"format": 1, "exercise_id": exercise.id, "answer": answer}
+    status, message = _judge_one(exercise, submission)
+    assert status == "rejected" and "view over 4 bytes" in message, message
+    elsewhere = {"format": 1, "exercise_id": exercise.id, "answer": 1, "method": {view: 1}}
+    status, message = _judge_one(exercise, elsewhere)
+    assert status == "rejected" and "view over 4 bytes" in message, message
+
+
 def test_junit_stays_well_formed_whatever_a_notebook_names_or_raises():
     # item 7: one control character in an exception text or a file name made the whole
     # class's grades.xml unparsable

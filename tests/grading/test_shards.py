@@ -153,6 +153,33 @@ def test_per_student_reports_follow_the_submissions_layout(sharded):
     assert alice["signature"]["alg"] == "hmac-sha256"
 
 
+def test_a_folder_named_like_another_ones_report_changes_no_report(tmp_path):
+    # r4 attack: next to bob.ipynb (report bob.json), a folder bob.json/ holding a notebook:
+    # its report needed bob.json to be a folder, and the batch ended with a FileExistsError
+    # traceback (exit 1, the remaining reports unwritten); written first, it would have taken
+    # bob's place. A folder whose name ends in .json is written with "~dir" after it.
+    from course_helpers.grading.batch import per_student_path
+
+    subs = tmp_path / "subs"
+    (subs / "bob.json").mkdir(parents=True)
+    shutil.copy(FIXTURES / "correct.ipynb", subs / "bob.ipynb")
+    shutil.copy(FIXTURES / "correct.ipynb", subs / "bob.json" / "mallory.ipynb")
+    each = tmp_path / "each"
+    status, _, err = _quiet(
+        [str(subs), "--timeout", "30", "--jobs", "1", "--per-student", str(each)]
+    )
+    assert status in (0, 1), err
+    bob = json.loads((each / "subs" / "bob.json").read_text())
+    mallory = json.loads((each / "subs" / "bob.json~dir" / "mallory.json").read_text())
+    assert [nb["key"] for nb in bob["notebooks"]] == ["subs/bob.ipynb"]
+    assert [nb["key"] for nb in mallory["notebooks"]] == ["subs/bob.json/mallory.ipynb"]
+    # one to one: folders named like that mapping stay apart too
+    keys = ["a/x.ipynb", "a/x.json/y.ipynb", "a/x.json~dir/y.ipynb", "a/x.json~dir~dir/y.ipynb"]
+    paths = [per_student_path(tmp_path, k) for k in keys]
+    assert len(set(paths)) == len(paths)
+    assert not any(p in q.parents for p in paths for q in paths)
+
+
 def test_each_shard_graded_only_its_own_submissions(sharded):
     seen = []
     for index, report in enumerate(sharded[3]["reports"], start=1):
@@ -228,6 +255,52 @@ def test_a_forged_or_edited_shard_is_refused(tmp_path, sharded):
     with pytest.raises(SystemExit) as stop:  # no key named: nothing is merged
         _quiet(["merge", *map(str, sharded[3]["reports"])])
     assert stop.value.code == 2
+
+
+def test_a_deeply_nested_report_is_refused_in_one_line_not_a_traceback(tmp_path):
+    # r4 attack: a shard of 2,000 nested lists (or one nested just below the parser's limit,
+    # carrying the key's id, so that its signature is computed) ended 'grade merge' with a
+    # RecursionError traceback and exit status 1, which the templates read as a verdict
+    from course_helpers.grading.signing import load_key
+
+    key = load_key(tmp_path / "grading.key")
+    signature = {"alg": "hmac-sha256", "key": key.sign({})["signature"]["key"], "value": "00"}
+    for depth in (2000, 985):
+        body = {"format": 3, "signature": signature, "x": "NEST"}
+        text = json.dumps(body).replace('"NEST"', "[" * depth + "]" * depth)
+        path = tmp_path / f"deep-{depth}.json"
+        path.write_text(text)
+        status, _, err = _quiet(["merge", str(path), "--key-file", str(tmp_path / "grading.key")])
+        assert status == 2, err
+        assert err.count("\n") == 1 and path.name in err and "nested too deeply" in err, err
+
+
+def test_a_file_name_that_is_not_utf8_has_a_shard_and_merges(tmp_path):
+    # r4 attack: one submission named b"m\xffallory.ipynb" (not UTF-8: Python reads it with
+    # a lone surrogate) ended every 'grade --shard I/N' with a UnicodeEncodeError traceback
+    # before anything was graded (exit status 1, read as a verdict), and 'grade merge' too:
+    # the whole class went ungraded. Its shard comes from the name's bytes as on disk.
+    import hashlib
+    import os
+
+    from course_helpers.grading.grade import NotebookGrade
+    from course_helpers.grading.reports import to_json
+    from course_helpers.grading.signing import load_key
+
+    (tmp_path / "subs").mkdir()
+    (tmp_path / "subs" / os.fsdecode(b"m\xffallory.ipynb")).write_text("{}")
+    [(path, key)] = keyed_paths([str(tmp_path / "subs")])
+    digest = hashlib.sha256(b"subs/m\xffallory.ipynb").hexdigest()
+    assert shard_of(key, 3) == int(digest, 16) % 3 + 1
+    signer = load_key(tmp_path / "grading.key")
+    reports = []
+    for index in (1, 2):
+        graded = [NotebookGrade(path, "completed", [])] * (shard_of(key, 2) == index)
+        keys = [key] * len(graded)
+        reports.append(tmp_path / f"shard-{index}.json")
+        reports[-1].write_text(to_json(graded, keys, Shard(index, 2), signer))
+    status, _, err = _quiet(["merge", *map(str, reports), "--key-file", str(signer.source)])
+    assert status in (0, 1), err
 
 
 def test_a_bad_shard_argument_stops_before_grading(tmp_path):

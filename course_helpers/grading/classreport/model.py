@@ -250,7 +250,7 @@ def build(grades, keys=None, *, learners: bool = False, catalogue=None) -> Class
     every = [m for s in exercises for m in s.misconceptions.values()]
     if learners:
         for row, key in zip(detail, keys or [nb.path for nb in grades], strict=True):
-            row["key"] = key
+            row["key"] = printable(key)  # a file name may hold control codes, or not be UTF-8
     return ClassReport(
         len(grades),
         runs,
@@ -312,6 +312,12 @@ def _roll_up(exercises: list[Stats]) -> list[Stats]:
         for m in s.misconceptions.values():
             total.misconceptions[(m.exercise_id, m.label)] = m
     return list(lessons.values())
+
+
+def printable(text: str) -> str:
+    """``text`` with each character that is not printable (a control code, a lone surrogate
+    from a file name that is not UTF-8) written as its escape, as the score table does."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in str(text))
 
 
 def _learner_row(nb, catalogue) -> dict:
