@@ -47,8 +47,10 @@ DEFAULT_PATHS = {
 
 def assignment_exercises(names: str) -> list[str]:
     """The exercise ids of the lessons ``names`` names (comma-separated lesson stems such as
-    ``01_tensors``, or their numbers, ``01``), in course order."""
-    from course_helpers.grading.grade import load_catalogue
+    ``01_tensors``, or their numbers, ``01``), in course order: those the lesson's exercise
+    notebook checks (what a learner hands in; the lesson notebook's check-yourself questions
+    are not graded), or, for a lesson without one (00), the lesson's own checks."""
+    from course_helpers.grading.grade import SOLUTIONS, _solution_ids, load_catalogue
 
     catalogue = load_catalogue().values()
     lessons = list(dict.fromkeys(e.lesson for e in catalogue))
@@ -64,7 +66,14 @@ def assignment_exercises(names: str) -> list[str]:
         chosen += match
     if not chosen:
         raise CourseError("--assignment: name the lesson(s) the submission is graded on.")
-    return [e.id for e in catalogue if e.lesson in chosen]
+    handed_in = {
+        lesson: set(_solution_ids(str(SOLUTIONS / f"{lesson}.ipynb"))) for lesson in chosen
+    }
+    return [
+        e.id
+        for e in catalogue
+        if e.lesson in chosen and (e.id in handed_in[e.lesson] or not handed_in[e.lesson])
+    ]
 
 
 def best_per_exercise(grades: list[NotebookGrade], ids: list[str] | None = None):

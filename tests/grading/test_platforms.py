@@ -222,3 +222,22 @@ def test_a_grader_that_fails_still_leaves_a_result_that_says_so(bundle, tmp_path
     data = json.loads((root / "results" / "results.json").read_text())
     jsonschema.validate(data, _schema("gradescope"))
     assert data["score"] == 0 and "exit status 3" in data["output"]
+
+
+def test_an_assignment_is_what_the_exercise_notebook_checks():
+    # r4 attack: --assignment 01_tensors counted lesson 01's three check-yourself questions,
+    # which the exercise notebook does not hold, so the full solution scored 10/13
+    import nbformat
+
+    from course_helpers.grading.grade import exercise_ids_in
+    from course_helpers.grading.platforms import assignment_exercises
+
+    root = Path(__file__).resolve().parents[2]
+    for number in ("01", "07", "13"):
+        (solution,) = (root / "solutions").glob(f"{number}_*.ipynb")
+        checked = exercise_ids_in(nbformat.read(solution, as_version=4))
+        assert sorted(assignment_exercises(number)) == sorted(set(checked)), number
+    assert "01.quiz_numel" not in assignment_exercises("01_tensors")
+    # two lessons: both exercise notebooks, in course order
+    both = assignment_exercises("01,02")
+    assert both == sorted(both, key=lambda i: i[:2]) and {i[:2] for i in both} == {"01", "02"}
