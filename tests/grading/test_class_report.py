@@ -115,6 +115,7 @@ def test_each_figure_follows_its_definition():
     assert (first["label"], first["answers"], first["notebooks"]) == ("arange counted from 1", 3, 2)
     assert first["share_of_wrong_answers"] == round(3 / 7, 4)
     assert first["overcome"] == 1  # ada passed after it; chidi never did
+    assert first["notebooks_with_evidence"] == 2  # each had an answer whose code showed it
     assert (first["with_evidence"], first["values_only"]) == (2, 1)
     assert first["evidence"] == {"code": 2, "values": 1}
     assert first["messages_seen"] == [
@@ -133,6 +134,22 @@ def test_each_figure_follows_its_definition():
     assert [(m.label, m.answers) for m in report.top] == [
         ("arange counted from 1", 3),
         ("rows and columns swapped", 1),
+    ]
+
+
+def test_one_notebook_that_repeats_a_mistake_does_not_top_the_class():
+    # r4 attack: one notebook gave 150 wrong answers of one kind (and then passed), and its
+    # mistake became the class's first, above one that two learners made
+    spammer = NotebookGrade(
+        "subs/mallory/01_tensors.ipynb",
+        "completed",
+        [_grade(A, [_try("failed", "integer division")] * 150 + [_try("passed")])],
+    )
+    report = build([*GRADES, spammer])
+    assert [(m.label, m.notebooks, m.answers) for m in report.top] == [
+        ("arange counted from 1", 2, 3),  # two learners
+        ("integer division", 1, 150),  # one learner: ties with one learner go by answers
+        ("rows and columns swapped", 1, 1),
     ]
 
 

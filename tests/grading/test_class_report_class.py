@@ -137,7 +137,7 @@ def test_lessons_roll_up_their_exercises_and_the_top_list_is_ranked(graded):
         assert lesson[name] == sum(e[name] for e in report["exercises"])
     every = [m for e in report["exercises"] for m in e["misconceptions"]]
     ranked = sorted(
-        every, key=lambda m: (-m["answers"], -m["notebooks"], m["exercise_id"], m["label"])
+        every, key=lambda m: (-m["notebooks"], -m["answers"], m["exercise_id"], m["label"])
     )
     top = [(m["exercise_id"], m["label"]) for m in report["top_misconceptions"]]
     assert top == [(m["exercise_id"], m["label"]) for m in ranked[:10]]

@@ -52,14 +52,15 @@ def draw_pass_rates(ax, rows, by: str) -> None:
 
 
 def draw_top(ax, top) -> None:
-    """The class's most frequent typical mistakes: wrong answers diagnosed as each, split
-    into those whose code showed the cause and those whose values only match the pattern."""
+    """The class's most widespread typical mistakes: notebooks (learners) that gave a wrong
+    answer diagnosed as each, split into those where such an answer's code showed the cause
+    and those whose values only matched the pattern."""
     names = [f"{m.exercise_id}: {_short(m.label)}" for m in top][::-1]
-    shown = [m.with_evidence for m in top][::-1]
-    values = [m.answers - m.with_evidence for m in top][::-1]
+    shown = [m.notebooks_with_evidence for m in top][::-1]
+    values = [m.notebooks - m.notebooks_with_evidence for m in top][::-1]
     ax.barh(names, shown, color=EVIDENCE, label="with evidence:\nthe code shows the cause")
     ax.barh(names, values, left=shown, color=VALUES, label="the values match\nthe pattern")
-    ax.set_xlabel("wrong answers diagnosed as it")
+    ax.set_xlabel("notebooks with a wrong answer diagnosed as it")
     _legend(ax)
     ax.set_title("Top typical mistakes of the class")
     if not top:
@@ -121,7 +122,7 @@ def overview(report):
         draw_distribution(fig.add_subplot(grid[1, 0]), report, "attempts")
         draw_top(fig.add_subplot(grid[:, 1]), report.top)
         count = f"{report.notebooks} notebook{'s' * (report.notebooks != 1)}"
-        fig.suptitle(f"Class report: {count} graded")
+        fig.suptitle(f"Class report: {count} handed in")
     return fig
 
 

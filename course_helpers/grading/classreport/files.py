@@ -83,14 +83,14 @@ def _misconceptions_csv(exercises: list[dict]) -> str:
     from course_helpers.checking.mistakes import EVIDENCE_STATES
 
     head = ["exercise_id", "lesson", "label", "answers", "share_of_wrong_answers", "notebooks"]
-    head += ["overcome", "with_evidence", "values_only"]
+    head += ["notebooks_with_evidence", "overcome", "with_evidence", "values_only"]
     head += [f"evidence_{state}" for state in EVIDENCE_STATES] + ["most_told"]
     rows = []
     for exercise in exercises:
         for m in exercise["misconceptions"]:
             told = m["messages_seen"][0]["text"] if m["messages_seen"] else ""
             rows.append(
-                [m[k] for k in head[:9]]
+                [m[k] for k in head[:10]]
                 + [m["evidence"].get(state, 0) for state in EVIDENCE_STATES]
                 + [told]
             )

@@ -11,7 +11,8 @@ Definitions (docs/grading.md, "The class report"):
   *first-attempt pass rate*: notebooks whose first answer passed / notebooks that
   attempted it;
 - a misconception's *share of wrong answers*: the wrong answers diagnosed as it / all
-  wrong answers to the exercise; *overcome*: the notebooks that met it and passed the
+  wrong answers to the exercise; the class's top list ranks by *notebooks* that gave such
+  an answer (each learner once), then by answers; *overcome*: the notebooks that met it and passed the
   exercise in a later answer;
 - *hint tier*: the highest numbered hint the notebook's kernel reported showing for the
   exercise (0: none), and whether it reported showing the solution; reported by the
@@ -41,6 +42,7 @@ class MisconceptionStats:
     label: str
     answers: int = 0  # wrong answers diagnosed as it
     notebooks: int = 0  # notebooks with at least one such answer
+    notebooks_with_evidence: int = 0  # of those, notebooks where such an answer showed the cause
     overcome: int = 0  # of those, notebooks that passed the exercise in a later answer
     evidence: Counter = field(default_factory=Counter)  # answers per evidence state
     said: Counter = field(default_factory=Counter)  # what the learners were told, and how often
@@ -59,6 +61,7 @@ class MisconceptionStats:
             "answers": self.answers,
             "share_of_wrong_answers": round(self.share, 4),
             "notebooks": self.notebooks,
+            "notebooks_with_evidence": self.notebooks_with_evidence,
             "overcome": self.overcome,
             "with_evidence": self.with_evidence,
             "values_only": self.answers - self.with_evidence,
@@ -121,7 +124,9 @@ class Stats:
 
 
 def _rank(m: MisconceptionStats):
-    return (-m.answers, -m.notebooks, m.exercise_id, m.label)
+    # learners first: one notebook that gives the same wrong answer 150 times is one learner
+    # (it made a single notebook's mistake the class's top one when answers ranked first)
+    return (-m.notebooks, -m.answers, m.exercise_id, m.label)
 
 
 def _ranked(counter: Counter) -> list:
@@ -278,6 +283,7 @@ def _add(stats: Stats, e) -> None:
     wrong = [t for t in answers if t["status"] != "passed"]
     stats.wrong_answers += len(wrong)
     met: dict[str, int] = {}  # label -> index of the last answer diagnosed as it
+    shown: set[str] = set()  # labels of which an answer's code showed the cause
     for index, t in enumerate(answers):
         label = t.get("misconception")
         if not label or t["status"] == "passed":
@@ -287,12 +293,15 @@ def _add(stats: Stats, e) -> None:
             m = stats.misconceptions[label] = MisconceptionStats(stats.name, stats.lesson, label)
         m.answers += 1
         m.evidence[t.get("evidence", "values")] += 1
+        if t.get("evidence") == "code":
+            shown.add(label)
         if t.get("said"):
             m.said[t["said"]] += 1
         met[label] = index
     for label, last in met.items():
         m = stats.misconceptions[label]
         m.notebooks += 1
+        m.notebooks_with_evidence += int(label in shown)
         m.overcome += int(any(t["status"] == "passed" for t in answers[last + 1 :]))
     for m in stats.misconceptions.values():
         m.share = m.answers / stats.wrong_answers if stats.wrong_answers else 0.0

@@ -26,9 +26,11 @@ figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; }
 
 HOW_TO_READ = (
     "Start with the top typical mistakes: each is a misunderstanding the course's catalogue "
-    "knows, counted over the wrong answers the grader judged. Orange with evidence means the "
-    "learner's code showed the cause, and the learner was told so as fact; amber means only "
-    "that the values match the pattern, and the learner was told what was observed. Then "
+    "knows, ranked by how many notebooks gave a wrong answer the grader diagnosed as it "
+    "(each learner once, however often they tried), then by those answers. Orange with "
+    "evidence means such an answer's code showed the cause, and the learner was told so as "
+    "fact; amber means only that the values match the pattern, and the learner was told "
+    "what was observed. Then "
     "read the lessons: a low pass rate beside a much lower first-attempt rate is a topic "
     "learners get in the end; a low pass rate with few answers is one they skipped."
 )
@@ -123,16 +125,17 @@ def _top_rows(report) -> list[str]:
             _cell("rank", rank),
             _cell("exercise_id", m.exercise_id, cls="text"),
             _cell("label", m.label, cls="text"),
+            _cell("notebooks", m.notebooks),
+            _cell("notebooks_with_evidence", m.notebooks_with_evidence),
             _cell("answers", m.answers),
             _cell("share_of_wrong_answers", round(m.share, 4), _pct(m.share)),
-            _cell("notebooks", m.notebooks),
             _cell("with_evidence", m.with_evidence),
             _cell("values_only", m.answers - m.with_evidence),
             _cell("overcome", m.overcome),
         ]
         rows.append(
             f'<tr data-misconception="{_e(m.exercise_id)}|{_e(m.label)}">{"".join(cells)}</tr>'
-            f'<tr class="said"><td colspan="9" class="text"><details><summary>What the '
+            f'<tr class="said"><td colspan="10" class="text"><details><summary>What the '
             f"learners were told</summary>{told}</details></td></tr>"
         )
     return rows
@@ -167,7 +170,8 @@ def render(report, svgs: dict[str, str]) -> str:
         f"<style>{CSS}</style></head><body>",
         "<h1>Class report</h1>",
         f'<p id="summary" data-notebooks="{report.notebooks}">'
-        f"{report.notebooks} notebooks graded; runs: {_e(runs)}. "
+        f"{report.notebooks} notebooks handed in; runs: {_e(runs)} (a notebook the grader "
+        "refused or could not judge is in no figure). "
         f"{len(report.exercises)} exercises in {len(report.lessons)} lessons.</p>",
         f'<p class="note">{_e(HOW_TO_READ)}</p>',
         '<h2 id="top">Top typical mistakes</h2>',
@@ -178,12 +182,13 @@ def render(report, svgs: dict[str, str]) -> str:
                 "#",
                 "exercise",
                 "typical mistake",
+                "notebooks",
+                "notebooks with evidence",
                 "wrong answers",
                 "share of wrong answers",
-                "notebooks",
-                "with evidence",
-                "values only",
-                "overcome",
+                "answers with evidence",
+                "answers with values only",
+                "notebooks that overcame it",
             ],
             _top_rows(report),
             text=(1, 2),
