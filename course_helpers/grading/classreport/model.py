@@ -12,8 +12,8 @@ Definitions (docs/grading.md, "The class report"):
   attempted it;
 - a misconception's *share of wrong answers*: the wrong answers diagnosed as it / all
   wrong answers to the exercise; the class's top list ranks by *notebooks* that gave such
-  an answer (each learner once), then by answers; *overcome*: the notebooks that met it and passed the
-  exercise in a later answer;
+  an answer (each learner once), then by answers; *overcome*: the notebooks that met it and
+  passed the exercise in a later answer;
 - *hint tier*: the highest numbered hint the notebook's kernel reported showing for the
   exercise (0: none), and whether it reported showing the solution; reported by the
   notebook, not observed by the grader.
