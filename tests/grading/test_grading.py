@@ -244,6 +244,35 @@ def test_suspicious_code_is_flagged_per_cell():
     assert any(r.startswith("cell 4:") and "COURSE_GRADING_DIR" in r for r in reasons)
 
 
+def test_a_cell_too_deep_to_parse_is_flagged_and_the_scan_goes_on():
+    # a cell nested beyond the AST constructor's limit (RecursionError) or too large
+    # (MemoryError) ended the review scan, and with it the notebook's grading
+    import threading
+
+    from course_helpers.grading.tampering import UNREADABLE, suspicious_code
+
+    nb = _notebook(
+        "x = 1" + "+1" * 100_000, "y = -" + "-" * 100_000 + "1", "import sys\nsys.modules"
+    )
+    reasons = suspicious_code(nb)
+    assert f"cell 1: {UNREADABLE}" in reasons and f"cell 2: {UNREADABLE}" in reasons
+    assert any(r.startswith("cell 3:") and "sys.modules" in r for r in reasons)
+    # grading threads scan at once (--jobs N); every honest scan still reads its cells
+    honest = _notebook("import sys\nsys.modules\n" + "\n".join(f"v{i} = [{i}]" for i in range(500)))
+    seen = []
+
+    def scan():
+        for _ in range(20):
+            seen.append(suspicious_code(nb if len(seen) % 2 else honest))
+
+    threads = [threading.Thread(target=scan) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(seen) == 60 and all(any("sys.modules" in r for r in found) for found in seen)
+
+
 def test_the_course_s_own_solutions_raise_no_flag():
     # an instructor grading 300 copies of lesson 13 must not see 300 false alarms
     import nbformat
