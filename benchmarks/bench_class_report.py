@@ -34,21 +34,13 @@ sys.path.insert(0, str(HERE))
 
 import class_generator  # noqa: E402 (benchmarks/ is no package)
 
-LESSONS = (
-    "01_tensors",
-    "02_dtype_and_device",
-    "03_shapes_and_views",
-    "04_broadcasting_and_matmul",
-    "05_autograd_graphs",
-    "06_gradient_accumulation",
-    "07_detach_and_no_grad",
-    "08_inplace_operations",
-    "09_graph_lifetime",
-    "10_parameters_and_modules",
-    "11_training_loops",
-    "12_capstone_debugging",
-    "13_distributed_data_parallel",
-)
+
+def _lessons_with_exercises() -> tuple:
+    """Every lesson that has an exercise notebook (00 has none), in course order."""
+    from pathlib import Path
+
+    solutions = Path(__file__).resolve().parents[1] / "solutions"
+    return tuple(sorted(path.stem for path in solutions.glob("*.ipynb")))
 
 
 def _timed(function):
@@ -111,7 +103,7 @@ def main() -> None:
     parser.add_argument("--shards", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    lessons = LESSONS if args.lessons == ["all"] else tuple(args.lessons)
+    lessons = _lessons_with_exercises() if args.lessons == ["all"] else tuple(args.lessons)
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     for learners in args.learners:
         with tempfile.TemporaryDirectory(prefix="bench-class-report-") as tmp:
