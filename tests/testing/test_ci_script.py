@@ -119,6 +119,21 @@ def test_a_cached_venv_of_this_checkout_is_reused_and_stale_keys_go(ci, tmp_path
     assert (cache / f"compat-2.11.0-{key}").exists()
 
 
+def test_a_cached_venv_without_this_checkout_is_not_fooled_by_the_current_folder(ci):
+    # .ci/run asked the venv's python where its course lives from the checkout's folder, where
+    # `import course_helpers` finds the checkout itself: a venv installed from another clone
+    # was taken as current, and its tests ran the other clone's package (every grading test
+    # failed: the worker could not import the course in the sandbox)
+    cache, key, env, _ = ci
+    venv = cache / f"compat-2.11.0-{key}"
+    stamp = _fake_venv(venv, ROOT)
+    (venv / "bin" / "python").write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
+    started = time.time()
+    done = _run(env)
+    assert done.returncode == 0, done.stderr
+    assert stamp.stat().st_mtime < started - 1  # left to make, which reinstalls
+
+
 def test_the_key_changes_with_what_the_venvs_are_installed_from(tmp_path):
     """A copy of the checkout with one pin changed gets another key; a test setting does not."""
     copy = tmp_path / "checkout"
