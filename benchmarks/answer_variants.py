@@ -715,8 +715,9 @@ def _curated() -> dict[str, list[Variant]]:
 
 
 def _walkthrough_r4(fn) -> dict[str, list[Variant]]:
-    """The r4 walkthrough's answers (reports/r4-walk-findings.md): the attempts that made the
-    required-call window count a failed try, and the stated forms nothing checked."""
+    """The round-4 beginner walkthrough's answers (its scripts: benchmarks/walkthrough/): the
+    attempts that made the required-call window count a failed try, and the stated forms
+    nothing checked."""
     grid = "[[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]"
     a = "a = torch.tensor(2.0, requires_grad=True)\n"
     x = "x = torch.tensor(1.5, requires_grad=True)\n"

@@ -1,4 +1,5 @@
-"""The r4 walkthrough's findings about the checking internals (reports/r4-walk-findings.md).
+"""The r4 walkthrough's findings about the checking internals
+(numbered as that beginner walkthrough found them; its scripts are in benchmarks/walkthrough/).
 
 A verdict says what was observed; its generic advice holds for this exercise
 (``Exercise.context``, ``must_build_no_graph``) and gives way to a more specific line (a

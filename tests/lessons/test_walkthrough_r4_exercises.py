@@ -1,4 +1,5 @@
-"""The r4 walkthrough's findings about single exercises (reports/r4-walk-findings.md).
+"""The r4 walkthrough's findings about single exercises
+(numbered as that beginner walkthrough found them; its scripts are in benchmarks/walkthrough/).
 
 Every "how" a task states is checked, and a cause says only what the code shows. The answers
 run in a real kernel after the solutions notebook's own cells up to the exercise, as a
