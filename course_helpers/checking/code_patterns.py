@@ -221,6 +221,11 @@ def _false_or_none(value: ast.expr) -> bool:
     return isinstance(value, ast.Constant) and value.value in (False, None)
 
 
+# how an ``op:`` pattern's operator is written in code
+OPERATORS = {"matmul": "`@`", "floordiv": "`//`", "is": "`is`", "isub": "`-=`"}
+OPERATORS |= {"iadd": "`+=`", "imul": "`*=`", "idiv": "`/=`"}
+
+
 def shown(pattern: str) -> str:
     """The pattern as a learner reads it, e.g. "`.detach()`"."""
     kind, _, name = pattern.partition(":")
@@ -232,7 +237,7 @@ def shown(pattern: str) -> str:
         )
         return calls + (" more than once" if kind == "many" else "")
     if kind == "op":
-        return {"matmul": "`@`"}.get(name, f"the `{name}` operator")
+        return OPERATORS.get(name, f"the `{name}` operator")
     if kind == "loop":
         return "a Python loop"
     if kind == "named":

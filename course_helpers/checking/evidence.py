@@ -212,24 +212,15 @@ def uncalled(code: Any) -> list[str]:
 
 
 def shown(pattern: str) -> str:
-    """How a single pattern reads after "Your code ...": "calls `cdist`", "uses `.data`"."""
+    """How a single pattern reads after "Your code ...": "calls `cdist`", "uses `.data`"
+    (the method checks' wording, ``code_patterns.used``, plus ``order:``)."""
+    from course_helpers.checking.code_patterns import used
+
     kind, _, name = pattern.partition(":")
-    if kind == "call" and name.endswith("()"):
-        return f"calls `{name}` with no arguments"
-    if kind == "call":
-        return f"calls `{name}`"
-    if kind == "attr":
-        return f"uses `.{name}`"
-    if kind == "with":
-        return f"has a `with` block on `{name}`"
-    if kind == "kw":
-        return f"passes `{name}=`"
     if kind == "order":
         first, _, then = name.partition("<")
         return f"calls `{then}` after `{first}`"
-    symbol = {"matmul": "@", "floordiv": "//", "is": "is", "isub": "-=", "iadd": "+="}
-    symbol |= {"imul": "*=", "idiv": "/="}
-    return f"uses `{symbol.get(name, name)}`"
+    return used(pattern)
 
 
 def lead_in(patterns) -> str:
