@@ -148,19 +148,43 @@ CLOSE_PATH = """async (path) => {
 }"""
 
 
+# ``path``'s tab is the current one; made so again if another took its place (JupyterLab can
+# open its Launcher in an empty main area after the page reports "restored", and a late
+# Launcher would stay current, so that the page never shows the notebook)
+CURRENT = """(p) => {
+  const shell = window.jupyterapp.shell;
+  const w = [...shell.widgets('main')].find(w => w.context && w.context.path === p);
+  if (!w) return false;
+  if (shell.currentWidget !== w) shell.activateById(w.id);
+  return shell.currentWidget === w;
+}"""
+
+PAGE_STATE = """() => ({
+  tabs: [...window.jupyterapp.shell.widgets('main')].map(w => w.title.label),
+  current: (window.jupyterapp.shell.currentWidget || {title: {}}).title.label,
+  dialogs: [...document.querySelectorAll('.jp-Dialog')].map(d => d.innerText),
+})"""
+
+
+def page_state(page) -> str:
+    """What the page shows: its tabs, the current one, any dialog (for failure messages)."""
+    try:
+        return repr(page.evaluate(PAGE_STATE))
+    except Exception as error:  # the page itself is gone or stuck
+        return f"(the page did not answer: {error})"
+
+
 @contextlib.contextmanager
 def opened(page, relative: str):
     """``relative`` opened in the shared page to read (no kernel), closed on the way out."""
     try:
         page.evaluate(OPEN_TO_READ, relative)
-        page.wait_for_function(
-            "(p) => { const w = window.jupyterapp.shell.currentWidget;"
-            " return !!(w && w.context && w.context.path === p); }",
-            arg=relative,
+        try:
             # the first notebook a fresh page opens also loads the notebook and widget code
             # (seen taking over 30 s on 2 busy cores in a clean-clone CI run)
-            timeout=90_000,
-        )
+            page.wait_for_function(CURRENT, arg=relative, timeout=90_000, polling=250)
+        except Exception as error:
+            raise AssertionError(f"{relative} is not shown: {page_state(page)}") from error
         yield page
     finally:  # also after a timed-out open, so the next test does not find it still open
         page.evaluate(CLOSE_PATH, relative)
@@ -313,10 +337,18 @@ def _type_into_cell(page, index: int, text: str) -> None:
 FRONT_ENDS = ("jupyterlab", "notebook7")
 
 
-def open_in(page, lab, relative: str, front_end: str) -> None:
+NOTEBOOK_THERE = """() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  return !!(w && w.context); }"""
+
+
+def open_in(page, lab, relative: str, front_end: str, first: str | None = None) -> None:
     """``relative`` opened in JupyterLab (``lab.url``) or Notebook 7 (``lab.notebook_url``):
-    the same server serves both, and both expose ``window.jupyterapp``."""
+    the same server serves both, and both expose ``window.jupyterapp``. ``first``: JavaScript
+    run as soon as the notebook's widget is there, before its kernel is ready."""
     page.goto(lab.url(relative) if front_end == "jupyterlab" else lab.notebook_url(relative))
+    if first:
+        page.wait_for_function(NOTEBOOK_THERE, timeout=90_000, polling=100)
+        page.evaluate(first)
     page.wait_for_function(APP_READY, timeout=90_000)
 
 
