@@ -125,7 +125,10 @@ def lab_page(browser, lab):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.goto(f"{lab.base_url}/lab?reset&token={lab.token}")
-    page.wait_for_function("() => !!(window.jupyterapp && window.jupyterapp.restored)")
+    # as long as open_in allows a page to start (Playwright's default is 30 s)
+    page.wait_for_function(
+        "() => !!(window.jupyterapp && window.jupyterapp.restored)", timeout=90_000
+    )
     page.evaluate("async () => { await window.jupyterapp.restored; }")
     yield page
     context.close()
