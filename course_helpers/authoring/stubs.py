@@ -7,6 +7,8 @@ import copy
 import re
 import textwrap
 
+from course_helpers.checking import syntax_trees
+
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
 STUB_COMMENT = "# YOUR CODE HERE"
@@ -21,7 +23,7 @@ class MarkerError(ValueError):
 def _assigned_names(code: str) -> list[str] | None:
     """Names a region assigns at its top level, in order; None if it does not parse."""
     try:
-        tree = ast.parse(textwrap.dedent(code))
+        tree = syntax_trees.build(textwrap.dedent(code))
     except SyntaxError:
         return None
     names: list[str] = []
@@ -114,7 +116,7 @@ def _check_no_shadowing(source: str, defined: set[str], where: str, *, stubbed: 
     defines and later cells rely on (issue 24: lesson 12's script). Such a stub needs
     ``@repair``, which keeps the earlier version until the learner writes a body."""
     try:
-        tree = ast.parse(source)
+        tree = syntax_trees.build(source)
     except SyntaxError:
         return
     for node in tree.body:

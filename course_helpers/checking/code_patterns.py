@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import ast
 
+from course_helpers.checking import syntax_trees
+
 KINDS = ("attr", "call", "with", "op", "loop", "many", "kw", "named")
 _OPERATORS = {"matmul": ast.MatMult}  # op:NAME -> the ast operator it names
 _LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp)
@@ -283,10 +285,10 @@ def parse(source: str) -> ast.AST | None:
     if not source.strip():
         return None
     try:
-        return ast.parse(source)
+        return syntax_trees.build(source)
     except SyntaxError:
         try:
             kept = [ln for ln in source.splitlines() if not ln.lstrip().startswith(("%", "!"))]
-            return ast.parse("\n".join(kept))
+            return syntax_trees.build("\n".join(kept))
         except SyntaxError:
             return None

@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
+from course_helpers.checking import syntax_trees
+
 # statements a cell may add freely: the check itself and printing
 _FREE_CALLS = ("check", "print", "display")
 
@@ -49,7 +51,7 @@ def _is_free(node: ast.stmt) -> bool:
 def compare_lines(task_code: str, tree: ast.AST, cells_run=()) -> dict:
     """The statements the check's cell (``tree``) adds to the task's code, and those that
     neither it nor any other cell run for the exercise (``cells_run``) has."""
-    wanted, mine = Counter(statements(ast.parse(task_code))), Counter(statements(tree))
+    wanted, mine = Counter(statements(syntax_trees.build(task_code))), Counter(statements(tree))
     everywhere = Counter(mine)
     for other in cells_run:
         if other is not tree:

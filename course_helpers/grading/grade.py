@@ -98,9 +98,10 @@ def _solution_ids(path: str) -> list[str]:
 
 
 def _check_ids(source: str) -> list[str]:
-    import ast
     import io
     import tokenize
+
+    from course_helpers.checking import syntax_trees
 
     try:
         tokens = [
@@ -115,7 +116,7 @@ def _check_ids(source: str) -> list[str]:
         if (name.type, name.string, paren.string) == (tokenize.NAME, "check", "("):
             if text.type == tokenize.STRING:
                 try:
-                    value = ast.literal_eval(text.string)
+                    value = syntax_trees.literal(text.string)
                 except (ValueError, SyntaxError):
                     continue
                 if isinstance(value, str):

@@ -18,6 +18,7 @@ import ast
 import re
 from pathlib import Path
 
+from course_helpers.checking import syntax_trees
 from course_helpers.errors import ReferenceHidden
 
 SOURCE = Path(__file__).resolve().parents[1] / "lessons"
@@ -32,7 +33,7 @@ def hidden_reference():
 
 def redact_source(source: str) -> str:
     """One lesson module's source, its references and solutions removed (see module doc)."""
-    tree = ast.parse(source)
+    tree = syntax_trees.build(source)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Exercise":
             for keyword in node.keywords:
@@ -43,7 +44,7 @@ def redact_source(source: str) -> str:
                 elif keyword.arg == "explanations":
                     keyword.value = ast.Dict([], [])
     _drop_unused_private_names(tree)
-    imports = ast.parse(
+    imports = syntax_trees.build(
         "from course_helpers.grading.redact import hidden_reference as _hidden_reference"
     )
     at = next(
@@ -58,7 +59,7 @@ def redact_source(source: str) -> str:
 
 def redact_misconceptions(source: str) -> str:
     """A lesson's misconceptions module with an empty ``MISCONCEPTIONS`` list."""
-    tree = ast.parse(source)
+    tree = syntax_trees.build(source)
     keep = []
     for node in tree.body:
         targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import shutil
 import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -160,17 +161,24 @@ def answer_keys_hidden() -> list[str]:
     return ["--ro-bind", str(_redacted_lessons()), str(package / "lessons")]
 
 
-@functools.lru_cache(maxsize=1)
+_REDACTING = threading.Lock()
+_REDACTED: list[Path] = []  # the copy, once written
+
+
 def _redacted_lessons() -> Path:
-    """The redacted copy, written once per grading process (removed when it exits)."""
+    """The redacted copy, written once per grading process (removed when it exits); the
+    grader's first notebooks start together (``--jobs``), so the others wait for it."""
     import atexit
     import tempfile
 
     from course_helpers.grading.redact import write_redacted_lessons
 
-    folder = Path(tempfile.mkdtemp(prefix="course-answer-keys-hidden-"))
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    return write_redacted_lessons(folder / "lessons")
+    with _REDACTING:
+        if not _REDACTED:
+            folder = Path(tempfile.mkdtemp(prefix="course-answer-keys-hidden-"))
+            atexit.register(shutil.rmtree, folder, ignore_errors=True)
+            _REDACTED.append(write_redacted_lessons(folder / "lessons"))
+        return _REDACTED[0]
 
 
 def code_folders() -> list[str]:

@@ -4,15 +4,12 @@
 from __future__ import annotations
 
 import shutil
-import threading
 from pathlib import Path
+
+from course_helpers.checking import syntax_trees
 
 PACKAGE = Path(__file__).resolve().parents[1]  # course_helpers/
 
-# CPython 3.11's AST constructor counts its recursion in one place per interpreter, not per
-# thread: two grading threads parsing at once failed an honest notebook with "SystemError:
-# AST constructor recursion depth mismatch (before=45, after=40)" (make test, --jobs 2)
-_PARSING = threading.Lock()
 UNREADABLE = "the review scan could not read it (nested too deeply or too large): read it by hand"
 
 
@@ -64,8 +61,7 @@ def suspicious_code(notebook) -> list[str]:
             for line in cell.source.splitlines()
         )
         try:
-            with _PARSING:
-                tree = ast.parse(source)
+            tree = syntax_trees.build(source)
         except SyntaxError:
             continue
         except (RecursionError, MemoryError, ValueError, SystemError):  # one cell's cost only

@@ -77,3 +77,25 @@ def test_nothing_singles_out_a_choice_exercises_answer(redacted, tmp_path):
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         assert module.MISCONCEPTIONS == [], path.parent.name
+
+
+def test_notebooks_that_start_together_share_one_redacted_copy(monkeypatch):
+    """The grader's first notebooks ask for the copy at once (--jobs): it is written once."""
+    import threading
+
+    from course_helpers.grading import sandbox
+
+    monkeypatch.setattr(sandbox, "_REDACTED", [])
+    written = []
+    real = redact.write_redacted_lessons
+    monkeypatch.setattr(
+        redact, "write_redacted_lessons", lambda target: written.append(target) or real(target)
+    )
+    copies = []
+    threads = [threading.Thread(target=lambda: copies.append(sandbox._redacted_lessons()))]
+    threads.append(threading.Thread(target=lambda: copies.append(sandbox._redacted_lessons())))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(written) == 1 and copies == [written[0], written[0]]
