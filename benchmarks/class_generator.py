@@ -572,6 +572,12 @@ def main() -> None:
         help="compare the class report in REPORT_DIR with OUT/expected.json instead",
     )
     args = parser.parse_args()
+    known = sorted(p.stem for p in (ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"))
+    unknown = [lesson for lesson in args.lessons if lesson not in known]
+    if unknown:  # "01" for "01_tensors": the solution notebook's name is needed
+        parser.error(
+            f"no solution notebook for --lessons {' '.join(unknown)}; one of: " + " ".join(known)
+        )
     if args.compare:
         expected = json.loads((args.out / "expected.json").read_text(encoding="utf-8"))
         report = json.loads((args.compare / "class-report.json").read_text(encoding="utf-8"))

@@ -248,3 +248,17 @@ def test_the_page_opens_offline_in_chromium_with_the_figures(graded, chromium_pa
     first = report["top_misconceptions"][0]
     assert re.sub(r"\s+", " ", first["exercise_id"]) in picture
     assert requests == [(folder / "index.html").as_uri()]  # nothing fetched: no network
+
+
+def test_the_generator_names_the_lessons_it_knows_when_given_another():
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "class_generator.py"), "unused"]
+        + ["--lessons", "01"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "no solution notebook for --lessons 01; one of: 01_tensors" in done.stderr
