@@ -192,7 +192,7 @@ def opened(page, relative: str):
 
 def open_notebook(page, lab, relative: str):
     page.goto(lab.url(relative))
-    page.wait_for_function(APP_READY, timeout=90_000)
+    page.wait_for_function(APP_READY, timeout=90_000, polling=250)
 
 
 def wait_until_idle(page, timeout_s: float = 240) -> None:
@@ -349,7 +349,7 @@ def open_in(page, lab, relative: str, front_end: str, first: str | None = None) 
     if first:
         page.wait_for_function(NOTEBOOK_THERE, timeout=90_000, polling=100)
         page.evaluate(first)
-    page.wait_for_function(APP_READY, timeout=90_000)
+    page.wait_for_function(APP_READY, timeout=90_000, polling=250)
 
 
 def menu(page, name: str, item: str) -> None:
@@ -393,4 +393,5 @@ def select_cell(page, index: int) -> None:
         "(i) => window.jupyterapp.shell.currentWidget.content.activeCellIndex === i",
         arg=index,
         timeout=10_000,
+        polling=250,
     )

@@ -127,7 +127,7 @@ def lab_page(browser, lab):
     page.goto(f"{lab.base_url}/lab?reset&token={lab.token}")
     # as long as open_in allows a page to start (Playwright's default is 30 s)
     page.wait_for_function(
-        "() => !!(window.jupyterapp && window.jupyterapp.restored)", timeout=90_000
+        "() => !!(window.jupyterapp && window.jupyterapp.restored)", timeout=90_000, polling=250
     )
     page.evaluate("async () => { await window.jupyterapp.restored; }")
     yield page

@@ -108,7 +108,7 @@ def test_make_lab_asks_no_news_question_in_jupyterlab_or_notebook_7(browser, mak
             ("jupyterlab", make_lab.url(START)),
         ):
             page.goto(url)
-            page.wait_for_function(APP_READY, timeout=90_000)
+            page.wait_for_function(APP_READY, timeout=90_000, polling=250)
             page.wait_for_timeout(3000)  # the question comes right after the start, if at all
             screenshot(page, f"first_start__{name}")
             assert not [t for t in _toasts(page) if "news" in t.lower()], (name, _toasts(page))
@@ -162,12 +162,12 @@ def test_notebook_7_from_its_file_tree_to_the_exercises_run_all_and_a_hint(brows
         with context.expect_page(timeout=90_000) as opened:
             page.locator(".jp-DirListing-item", has_text=lesson_name).dblclick()
         lesson = opened.value
-        lesson.wait_for_function(APP_READY, timeout=90_000)
+        lesson.wait_for_function(APP_READY, timeout=90_000, polling=250)
         link = lesson.locator(".jp-RenderedMarkdown a", has_text=re.compile(r"^Exercises$"))
         with context.expect_page(timeout=90_000) as opened:
             link.first.click()
         exercises = opened.value
-        exercises.wait_for_function(APP_READY, timeout=90_000)
+        exercises.wait_for_function(APP_READY, timeout=90_000, polling=250)
         assert f"/notebooks/{work_path('exercises', '01_tensors')}" in exercises.url
         exercises.locator("h1", has_text="01 · Tensors: exercises").wait_for(timeout=30_000)
 
@@ -292,7 +292,7 @@ def test_an_exercise_notebook_survives_save_reopen_and_restart(browser, lab):
     cell.get_by_text(re.compile(r"Hint 1/")).locator(VISIBLE).first.wait_for()
     assert not _stale_note(cell).is_visible()
     page.evaluate(RESTART)
-    page.wait_for_function(KERNEL_IDLE, timeout=60_000)
+    page.wait_for_function(KERNEL_IDLE, timeout=60_000, polling=250)
     cell.get_by_role("button", name="Hint").click()
     _stale_note(cell).wait_for(timeout=10_000)
     screenshot(page, "restarted__" + Path(relative).name)
@@ -305,7 +305,7 @@ def test_an_exercise_notebook_survives_save_reopen_and_restart(browser, lab):
     page = _reopen(browser, lab, relative)
     selector = ".jp-OutputArea-output.jupyter-widgets"
     page.wait_for_function(
-        "(s) => document.querySelectorAll(s).length > 0", arg=selector, timeout=30_000
+        "(s) => document.querySelectorAll(s).length > 0", arg=selector, timeout=30_000, polling=250
     )
     notes = page.evaluate(PSEUDO, [selector, "::before"])
     assert notes and all(MISSING_NOTE in note for note in notes), notes
@@ -366,7 +366,7 @@ def test_graph_pictures_are_legible_in_the_dark_theme_with_and_without_dot(page,
     change = "(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})"
     page.evaluate(change, "JupyterLab Dark")
     try:
-        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", polling=250)
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
         wait_until_idle(page)
         cells = page.evaluate(CELL_REPORT)

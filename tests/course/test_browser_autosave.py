@@ -151,6 +151,7 @@ def test_replay_picture_and_revealed_hint_survive_reopen_autosave_reopen(browser
         "`.jp-Cell[data-windowed-list-index='${i}'] .widget-readout`).textContent.trim() === '2'",
         arg=replay,
         timeout=30_000,
+        polling=250,
     )
     hint_text = re.compile(rf"Hint 1/\d+ for {re.escape(exercise_id)}")
     _cell(page, check_cell).get_by_role("button", name="Hint").click()

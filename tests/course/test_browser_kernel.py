@@ -88,7 +88,7 @@ def _step_to(page, replay: int, step: int) -> None:
     """Click next until the replay shows ``step``: its slider and the kernel's redraw."""
     for _ in range(step - 1):
         _cell(page, replay).get_by_role("button", name="next").click()
-    page.wait_for_function(READOUT, arg=[replay, str(step)], timeout=30_000)
+    page.wait_for_function(READOUT, arg=[replay, str(step)], timeout=30_000, polling=250)
     shown = _cell(page, replay).locator(".widget-vbox pre", has_text=f"step {step} of ")
     shown.first.wait_for(timeout=30_000)
 
@@ -166,7 +166,7 @@ def test_the_note_leads_back_to_working_buttons_with_a_fresh_kernel(browser, lab
     page = _open(browser, lab, relative, front_end)
     try:
         try:  # the step reached
-            page.wait_for_function(READOUT, arg=[replay, "3"], timeout=60_000)
+            page.wait_for_function(READOUT, arg=[replay, "3"], timeout=60_000, polling=250)
         except Exception:
             _shot(page, replay, f"next_day_reopened__05_replay__{front_end}")
             raise
@@ -216,7 +216,7 @@ def test_shutting_the_kernel_down_shows_the_note_next_to_the_buttons(browser, la
         assert not _note(page, replay).is_visible() and not _note(page, quiz).is_visible()
         menu(page, *path)
         accept_dialog(page)  # Shut Down All and Close and Shut Down ask first
-        page.wait_for_function(KERNEL_GONE, timeout=30_000)
+        page.wait_for_function(KERNEL_GONE, timeout=30_000, polling=250)
         note = _assert_note_under_the_buttons(page, replay, f"{item}, replay")
         _assert_note_under_the_buttons(page, quiz, f"{item}, hint")
         _shot(page, replay, f"shut_down_note__05_replay__{slug}")

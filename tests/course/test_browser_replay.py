@@ -111,11 +111,13 @@ def test_lesson_05_replay_fits_a_1366x768_screen(browser, lab, graph, layout):
             " .widget-readout`).textContent.trim() === '3'",
             arg=replay,
             timeout=30_000,
+            polling=250,
         )
         page.wait_for_function(
             "(i) => { const img = document.querySelector(`.jp-Cell[data-windowed-list-index="
             "'${i}'] .widget-vbox .course-graph img`); return img && img.complete; }",
             arg=replay,
+            polling=250,
         )
         page.evaluate(SCROLL_TO_WIDGET, replay)
         page.wait_for_timeout(500)

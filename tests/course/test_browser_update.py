@@ -197,6 +197,7 @@ def test_a_learner_runs_answers_saves_and_updates_with_one_command(tmp_path, bro
             "(p) => window.jupyterapp.shell.currentWidget.context.path === p",
             arg=NEW_EXERCISES,
             timeout=60_000,
+            polling=250,
         )
         # the file browser follows the notebook in front (navigateToCurrentDirectory)
         crumbs = page.locator(".jp-FileBrowser .jp-BreadCrumbs")
