@@ -11,12 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
+from ci_calls import RECORDER
 
 ROOT = Path(__file__).resolve().parents[2]
-
-RECORDER = """#!/bin/sh
-echo "$(basename "$0") $*" >> "$CI_CALLS"
-"""
 
 
 def _fake_venv(path: Path, checkout: Path) -> Path:

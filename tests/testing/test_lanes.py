@@ -8,12 +8,12 @@ import re
 from pathlib import Path
 
 import tomllib
+from ci_calls import make_calls
 from conftest import TORCH_INDEPENDENT
 from packaging.specifiers import SpecifierSet
 
 ROOT = Path(__file__).resolve().parents[2]
 MAKEFILE = (ROOT / "Makefile").read_text()
-CI = (ROOT / ".ci" / "run").read_text()
 
 
 def _recipe(target: str) -> str:
@@ -23,9 +23,9 @@ def _recipe(target: str) -> str:
 
 
 def _ci_torch_lanes() -> list[str]:
-    loop = re.search(r"^for torch in ([\d. ]+); do\n(.*?)^done$", CI, re.M | re.S)
-    assert loop and "make test-compat TORCH=$torch" in loop.group(2), "CI runs no torch lanes"
-    return loop.group(1).split()
+    lanes = [c.split("TORCH=")[1] for c in make_calls() if c.startswith("make test-compat TORCH=")]
+    assert lanes, "CI runs no torch lanes"
+    return lanes
 
 
 def test_ci_runs_the_oldest_and_the_newest_supported_torch():
