@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from ci_calls import RECORDER
+from ci_calls import RECORDER, stand_ins
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,25 +30,10 @@ def _fake_venv(path: Path, checkout: Path) -> Path:
 
 @pytest.fixture
 def ci(tmp_path):
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for name in ("make", "apt-get"):
-        (bin_dir / name).write_text(RECORDER)
-        (bin_dir / name).chmod(0o755)
-    # not as root, .ci/run prefixes apt-get with sudo: this one runs the stand-in instead
-    (bin_dir / "sudo").write_text('#!/bin/sh\nexec "$@"\n')
-    (bin_dir / "sudo").chmod(0o755)
-    cache = tmp_path / "cache"
     key = subprocess.run(
         ["python3", str(ROOT / ".ci" / "venv_key.py")], capture_output=True, text=True, check=True
     ).stdout.strip()
-    env = dict(
-        os.environ,
-        PATH=f"{bin_dir}:{os.environ['PATH']}",
-        CI_CALLS=str(tmp_path / "calls"),
-        COURSE_CI_CACHE=str(cache),
-    )
-    return cache, key, env, tmp_path / "calls"
+    return tmp_path / "cache", key, stand_ins(tmp_path), tmp_path / "calls"
 
 
 def _in_order(seen: list[str], expected: list[str]) -> bool:
