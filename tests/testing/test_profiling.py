@@ -144,5 +144,6 @@ def test_a_process_orphaned_by_its_parent_is_counted_by_kind(tmp_path):
     assert done.returncode == 0, done.stderr
     run = json.loads((tmp_path / "run.json").read_text())
     assert run["orphaned"]["other"] > 0.1, run["orphaned"]  # the loop's CPU, in a child's child
-    assert run["user"] + run["sys"] >= run["orphaned"]["other"]
+    # the orphans' CPU is rounded to a tenth of a second in run.json; the tree's is not
+    assert run["user"] + run["sys"] >= run["orphaned"]["other"] - 0.05
     assert "re-parented here): other" in (tmp_path / "summary.md").read_text()
