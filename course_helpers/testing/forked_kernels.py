@@ -16,6 +16,12 @@ It forks only where that is safe, and otherwise launches the ordinary way:
   bubblewrap command is not), and the environment agrees with the template's on every
   variable read while modules are imported (``PYTHON*``, ``OMP_*``, ``TORCH*``, ...).
 
+Its kernels talk over Unix sockets (ZeroMQ's ``ipc`` transport) in a folder of their own, not
+over TCP: jupyter_client picks a TCP kernel's ports by asking the system for free ones and
+letting them go, and any socket opened meanwhile (by another test, worker or lane) can take one
+before the kernel binds it ("Address already in use", seen in a CI run). A socket file's name
+cannot be taken that way.
+
 The build (``python -m course_helpers build``), ``make lab`` and grading always use ordinary
 kernels, so the stored outputs nbval compares against come from fresh processes: a difference a
 forked kernel made would fail the suite. Installed by ``course_helpers.testing.pytest_plugin`` (so
@@ -235,8 +241,44 @@ def _where(stream: Any) -> str | None:
     return None
 
 
+# A Unix socket's path holds at most 107 bytes; a kernel's is <folder>/<kernel id>-<n>.
+_SOCKET_PATH_MAX = 100
+_SOCKET_FOLDER: list[str] = []  # made on first use, removed when the process exits
+
+
+def _socket_folder() -> str:
+    if not _SOCKET_FOLDER:
+        import atexit
+        import shutil
+        import tempfile
+
+        folder = tempfile.mkdtemp(prefix="course-kernels-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        _SOCKET_FOLDER.append(folder)
+    return _SOCKET_FOLDER[0]
+
+
+def _use_unix_sockets(km: Any) -> None:
+    """Switch a kernel that would get TCP ports on this machine to socket files."""
+    ports = ("shell_port", "iopub_port", "stdin_port", "hb_port", "control_port")
+    if km.transport != "tcp" or any(getattr(km, name) for name in ports):
+        return  # configured by hand, or a restart that keeps its connection
+    if km.ip not in ("127.0.0.1", "localhost"):
+        return
+    name = os.path.join(_socket_folder(), km.kernel_id or os.urandom(8).hex())
+    if len(f"{name}-99".encode()) > _SOCKET_PATH_MAX:
+        return  # a temporary folder too deep for socket paths: TCP, as before
+    km.transport, km.ip, km.cache_ports = "ipc", name, False
+
+
 class ForkingProvisioner(LocalProvisioner):
-    """jupyter_client's local provisioner, forking the kernel from the template when it can."""
+    """jupyter_client's local provisioner, forking the kernel from the template when it can,
+    its kernels on Unix sockets rather than TCP ports."""
+
+    async def pre_launch(self, **kwargs: Any) -> dict[str, Any]:
+        if self.parent is not None:
+            _use_unix_sockets(self.parent)
+        return await super().pre_launch(**kwargs)
 
     async def launch_kernel(self, cmd: list[str], **kwargs: Any):
         template = _Template.get()

@@ -107,6 +107,38 @@ def test_a_kernel_dying_reports_its_exit_code(forking):
         km.shutdown_kernel(now=True)
 
 
+PORTS = ("shell_port", "iopub_port", "stdin_port", "hb_port", "control_port")
+
+
+def test_its_kernels_listen_on_socket_files_not_tcp_ports(forking):
+    """No TCP port to race for (issue 38): the sockets are files, removed at shutdown."""
+    km, kc = _start()
+    try:
+        info = km.get_connection_info()
+        assert info["transport"] == "ipc"
+        sockets = [f"{info['ip']}-{info[name]}" for name in PORTS]
+        assert all(os.path.exists(path) for path in sockets), sockets
+        assert os.path.dirname(info["ip"]) == forked_kernels._socket_folder()
+        assert _run(kc, "print(6 * 7)") == "42"
+        km.restart_kernel(now=True)  # a restart keeps its sockets
+        kc.wait_for_ready(timeout=60)
+        assert km.get_connection_info()["ip"] == info["ip"]
+        assert _run(kc, "print(6 * 7)") == "42"
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert not any(os.path.exists(path) for path in sockets)
+
+
+def test_a_kernel_given_its_ports_keeps_tcp():
+    km = KernelManager(kernel_name="python3")
+    forked_kernels._use_unix_sockets(km)
+    assert km.transport == "ipc"
+    km = KernelManager(kernel_name="python3", shell_port=45_123)
+    forked_kernels._use_unix_sockets(km)
+    assert (km.transport, km.shell_port) == ("tcp", 45_123)
+
+
 @pytest.mark.filterwarnings("ignore:a fresh kernel process")
 def test_a_different_import_time_setting_gets_an_ordinary_kernel(forking):
     env = dict(os.environ, OMP_NUM_THREADS="2")  # read when torch is imported
