@@ -5,6 +5,10 @@
 It makes ``pytest --nbval`` runs of the course hermetic and strict:
 
 - checks never write to the learner's progress database (``COURSE_PROGRESS=off``);
+- the run stops at once, saying how to fix it, where a kernel could not import
+  ``course_helpers`` (an environment without the course installed, or an editable install
+  whose checkout is gone): every notebook's setup cell would otherwise install the course from
+  GitHub, and the run would test that copy, not this one;
 - kernels are forked from a process that imported torch once, where that is safe
   (``course_helpers.testing.forked_kernels``; ``COURSE_FORK_KERNELS=0`` turns it off);
 - notebooks under ``solutions/`` run with ``COURSE_STRICT=1``, so an exercise whose
@@ -41,6 +45,7 @@ __all__ = [
     "pytest_collectstart",
     "pytest_configure",
     "pytest_report_header",
+    "pytest_sessionstart",
     "pytest_runtest_setup",
     "pytest_runtest_teardown",
     "sanitize",
@@ -59,6 +64,37 @@ def pytest_configure(config):
     from course_helpers.testing import profiling
 
     profiling.register(config)
+
+
+def course_import_problem(python: list[str]) -> str | None:
+    """What stops ``python`` (a kernel's interpreter) from importing course_helpers outside
+    this folder, or None where it can."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as elsewhere:
+        done = subprocess.run(
+            [*python, "-c", "import course_helpers"],
+            cwd=elsewhere, capture_output=True, text=True, check=False, timeout=120,
+        )  # fmt: skip
+    if done.returncode == 0:
+        return None
+    last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+    return (
+        f"the notebooks' kernels cannot import course_helpers ({' '.join(python)}: {last}), so "
+        "their setup cells would install the course from GitHub instead of testing this "
+        "checkout. Install it into this environment: `pip install -e .` in the checkout "
+        "(`make setup` does; a lane's venv: `make test-compat` reinstalls it when its stamp is "
+        "older than pyproject.toml, so delete <venv>/.course-installed)."
+    )
+
+
+def pytest_sessionstart(session):
+    if hasattr(session.config, "workerinput"):
+        return  # checked once, by the process that starts the workers
+    problem = course_import_problem([sys.executable])
+    if problem:
+        pytest.exit(problem, returncode=4)
 
 
 def pytest_report_header(config):

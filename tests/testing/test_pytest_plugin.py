@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_helpers.testing.pytest_plugin import SANITIZERS
+from course_helpers.testing.pytest_plugin import SANITIZERS, course_import_problem
 
 
 def _sanitize(text: str) -> str:
@@ -35,6 +35,14 @@ def test_inline_svg_in_html_compares_equal_whatever_drew_it():
     dot_img, builtin_img = img.format("PHN2Zz4uLi4="), img.format("PHN2ZyB2aWV3Qm94PSIwIi8+")
     assert _sanitize(dot_img) == _sanitize(builtin_img)
     assert _sanitize(builtin_img.replace("n0", "n1")) != _sanitize(builtin_img)
+
+
+def test_a_kernel_that_cannot_import_the_course_is_named_with_the_fix():
+    assert course_import_problem([sys.executable]) is None
+    without_site_packages = [sys.executable, "-S"]  # where the install puts the course
+    problem = course_import_problem(without_site_packages)
+    assert "No module named 'course_helpers'" in problem
+    assert "pip install -e ." in problem and "from GitHub" in problem
 
 
 def test_sanitizer_leaves_other_text_alone():
