@@ -48,6 +48,7 @@ TORCH_INDEPENDENT = {
     "tests/course/test_notebook_template.py": "reads the notebooks' cells and tags",
     "tests/course/test_prose_names.py": "reads the notebooks' prose and imports",
     "tests/environment/test_workspace.py": "copies and compares the learner's notebook files",
+    "tests/grading/test_budget.py": "the per-notebook budget: control groups, tmpfs, processes",
     "tests/grading/test_deploy_templates.py": "validates deploy/ templates and scripts",
     "tests/grading/test_grading_attacks.py": "the sandbox keeps tampering out: no credit",
     "tests/grading/test_grading_inputs.py": "what the grader refuses before any kernel starts",
