@@ -45,6 +45,7 @@ TORCH_INDEPENDENT = {
     "tests/course/test_command_line.py": "the command line's arguments and imports",
     "tests/course/test_environment_files.py": "compares environment.yml with pyproject.toml",
     "tests/course/test_lab_command.py": "JupyterLab serves the repository's files",
+    "tests/course/test_lab_server_config.py": "the browser tests' server config and start",
     "tests/course/test_notebook_template.py": "reads the notebooks' cells and tags",
     "tests/course/test_prose_names.py": "reads the notebooks' prose and imports",
     "tests/environment/test_workspace.py": "copies and compares the learner's notebook files",

@@ -43,6 +43,10 @@ _NOTEBOOK_FLAGS = (
 )
 
 
+class _PortTaken(Exception):
+    """The server's port was taken between asking for it and binding it."""
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -176,8 +180,30 @@ class LabServer:
             # as `make lab` does (see the Makefile): the course's Jupyter settings
             JUPYTER_CONFIG_PATH=str(ROOT / ".jupyter"),
         )
+        if self.make_lab:
+            prepare_like_make_lab(self.source, self.make_args)
+        else:
+            _fork_kernels_in(self.workdir / "config")
+        # The port was free when free_port() asked; another process can take it before the
+        # server binds it. The server would then serve on the next port while this one
+        # waited on the asked one; with port_retries=0 it exits ("The port ... is already in
+        # use") and starts again here on a port asked for anew.
+        for _attempt in range(3):
+            self.process = subprocess.Popen(
+                self._command(course), cwd=self.source if self.make_lab else None, env=env,
+                stdout=self.log.open("w"), stderr=subprocess.STDOUT,
+            )  # fmt: skip
+            try:
+                self._wait(timeout)
+                return
+            except _PortTaken:
+                self.port = free_port()
+        raise RuntimeError(f"JupyterLab found its port taken three times; see {self.log}")
+
+    def _command(self, course: Path) -> list[str]:
         private = [
-            "--no-browser", f"--port={self.port}", "--ServerApp.ip=127.0.0.1",
+            "--no-browser", f"--port={self.port}", "--ServerApp.port_retries=0",
+            "--ServerApp.ip=127.0.0.1",
             f"--IdentityProvider.token={self.token}", "--allow-root",
             "--LabApp.news_url=None", "--LabApp.expose_app_in_browser=True",
             # no update check from a test server (make lab's own settings are tested)
@@ -185,34 +211,23 @@ class LabServer:
             *_NOTEBOOK_FLAGS,
         ]  # fmt: skip
         if self.make_lab:
-            prepare_like_make_lab(self.source, self.make_args)
-            self.process = subprocess.Popen(
-                make_lab_command(self.source, self.make_args) + private,
-                cwd=self.source,
-                env=env,
-                stdout=self.log.open("w"),
-                stderr=subprocess.STDOUT,
-            )
-            self._wait(timeout)
-            return
-        _fork_kernels_in(self.workdir / "config")
-        command = [
+            return make_lab_command(self.source, self.make_args) + private
+        return [
             sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
-            f"--port={self.port}", "--ip=127.0.0.1", f"--ServerApp.token={self.token}",
+            f"--port={self.port}", "--ServerApp.port_retries=0", "--ip=127.0.0.1",
+            f"--ServerApp.token={self.token}",
             f"--ServerApp.root_dir={course}", "--LabApp.expose_app_in_browser=True",
             "--ServerApp.open_browser=False", "--LabApp.news_url=None",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
             *_NOTEBOOK_FLAGS,
         ]  # fmt: skip
-        self.process = subprocess.Popen(
-            command, env=env, stdout=self.log.open("w"), stderr=subprocess.STDOUT
-        )
-        self._wait(timeout)
 
     def _wait(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
+                if "is already in use" in self.log.read_text():
+                    raise _PortTaken(self.port)
                 raise RuntimeError(
                     f"JupyterLab exited early; see {self.log}:\n{self.log.read_text()}"
                 )

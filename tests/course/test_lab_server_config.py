@@ -1,4 +1,5 @@
-"""The browser tests' JupyterLab forks its kernels, as nbval's are forked.
+"""The browser tests' JupyterLab: it forks its kernels, as nbval's are forked, and a port
+taken before it could bind it costs a restart, not its tests.
 
 JupyterLab only logs an exception raised by its config file and goes on, so a config that no
 longer imports (the module moved) silently gave every browser-test kernel a fresh process,
@@ -7,6 +8,7 @@ each importing torch again. This test runs the config the way the server does.
 
 import subprocess
 import sys
+import urllib.request
 
 from lab_server import _fork_kernels_in
 
@@ -34,3 +36,26 @@ def test_the_test_servers_config_makes_forking_the_default_provisioner(tmp_path)
     )
     assert run.returncode == 0, f"the server's config does not run:\n{run.stderr}"
     assert run.stdout.strip() == forked_kernels.NAME
+
+
+def test_a_server_whose_port_was_taken_starts_again_on_another(tmp_path):
+    """free_port() lets its port go; another process taking it before the server binds it
+    must cost a restart, not the tests of that server."""
+    import socket
+
+    from lab_server import LabServer
+
+    server = LabServer(tmp_path)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", server.port))
+        taken.listen()
+        first = server.port
+        try:
+            server.start()
+            assert server.port != first
+            status = urllib.request.urlopen(
+                f"{server.base_url}/api/status?token={server.token}", timeout=30
+            )
+            assert status.status == 200
+        finally:
+            server.stop()
