@@ -207,7 +207,7 @@ def test_busy_processes_of_one_notebook_do_not_starve_another(tmp_path):
     try:
         done = subprocess.run(
             [*python, "-m", "course_helpers", "grade", str(subs), "--jobs", "2"]
-            + ["--timeout", "20", "--json", str(tmp_path / "r.json")],
+            + ["--timeout", "30", "--json", str(tmp_path / "r.json")],
             env=env,
             preexec_fn=join,
             capture_output=True,
