@@ -47,13 +47,36 @@ def _get(url: str) -> tuple[int, dict]:
         return error.code, {}
 
 
+def _start(command: list[str], env: dict) -> tuple[subprocess.Popen | None, str]:
+    """The server and its address; (None, "") where its port was taken before it bound it
+    (it then exits, as port_retries=0 asks, instead of serving on the next port)."""
+    port = _free_port()
+    server = subprocess.Popen(
+        [*command, f"--port={port}", "--ServerApp.port_retries=0"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(120):
+        if server.poll() is not None:
+            said = server.stderr.read().decode()
+            if "is already in use" in said:
+                return None, ""
+            pytest.fail(f"JupyterLab exited: {said[-2000:]}")
+        try:
+            if _get(f"{base}/api/status")[0] == 200:
+                return server, base
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.5)
+    server.kill()
+    pytest.fail("JupyterLab did not answer within 60 s")
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     folders = tmp_path_factory.mktemp("jupyter")
-    port = _free_port()
     command = lab_command() + [
         "--no-browser",
-        f"--port={port}",
         "--ServerApp.ip=127.0.0.1",
         f"--IdentityProvider.token={TOKEN}",
         "--allow-root",
@@ -66,22 +89,13 @@ def lab(tmp_path_factory):
         "JUPYTER_CONFIG_DIR": str(folders / "config"),
     }
     prepare_like_make_lab()  # make lab fills work/ (ignored by git) before starting JupyterLab
-    server = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    base = f"http://127.0.0.1:{port}"
+    for _attempt in range(3):  # a port taken meanwhile: ask for another
+        server, base = _start(command, env)
+        if server is not None:
+            break
+    else:
+        pytest.fail("JupyterLab found its port taken three times")
     try:
-        for _ in range(120):
-            if server.poll() is not None:
-                pytest.fail(f"JupyterLab exited: {server.stderr.read().decode()[-2000:]}")
-            try:
-                if _get(f"{base}/api/status")[0] == 200:
-                    break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            time.sleep(0.5)
-        else:
-            pytest.fail("JupyterLab did not answer within 60 s")
         yield base
     finally:
         server.terminate()
