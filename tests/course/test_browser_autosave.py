@@ -100,24 +100,30 @@ def _shows_what_was_seen(
     """The replay's picture and the revealed hint are on screen, once each: from the widgets
     (restored) or from their saved copies (``copies_shown``: the widgets could not be)."""
     page.wait_for_function(WIDGETS_SETTLED, timeout=60_000, polling=500)
-    time.sleep(1.0)
     cell = _cell(page, replay)
+    # what rendering still changes after the widgets settled is waited for (30 s), not slept on
     for index, copy in ((replay, ".course-replay-saved"), (check_cell, ".course-saved-hints")):
-        shown = _cell(page, index).locator(copy).first.is_visible()
-        assert shown == copies_shown, f"{when}: {copy} is {'not ' * (not shown)}shown"
+        _settles(_cell(page, index).locator(copy).first, copies_shown, f"{when}: {copy} shown")
     pictures = cell.locator(".jp-OutputArea-output svg, .jp-OutputArea-output img")
-    visible = [pictures.nth(k).is_visible() for k in range(pictures.count())]
-    assert any(visible), f"{when}: the replay shows no picture: {cell.inner_text()[:500]!r}"
+    shown = pictures.locator("visible=true").first
+    _settles(shown, True, f"{when}: the replay shows no picture: {cell.inner_text()[:500]!r}")
     hint_cell = _cell(page, check_cell)
-    assert hint_cell.get_by_text(hint_text).locator("visible=true").first.is_visible(), (
-        f"{when}: the revealed hint is gone: {hint_cell.inner_text()[:500]!r}"
-    )
+    hint = hint_cell.get_by_text(hint_text).locator("visible=true").first
+    _settles(hint, True, f"{when}: the revealed hint is gone: {hint_cell.inner_text()[:500]!r}")
     if copies_shown:  # where the buttons were not saved, the note says how to get them back,
         # in today's words even where outputs saved earlier carry an older stylesheet
         from course_helpers.widgets import MISSING_NOTE
 
         notes = page.evaluate(MISSING_NOTES, [replay, check_cell])
         assert notes and all(MISSING_NOTE in note for note in notes), f"{when}: {notes}"
+
+
+def _settles(locator, visible: bool, message: str) -> None:
+    """``locator`` is (or becomes, within 30 s) visible, or hidden where ``visible`` is False."""
+    try:
+        locator.wait_for(state="visible" if visible else "hidden", timeout=30_000)
+    except Exception as error:  # playwright's TimeoutError
+        raise AssertionError(f"{message} (expected {'' if visible else 'not '}visible)") from error
 
 
 MISSING_NOTES = """(cells) => cells.flatMap(i => [...document.querySelectorAll(
@@ -199,11 +205,11 @@ def _shows_the_checked_answer(page, cell_index: int, picked: str, when: str, cop
     """The option checked and its verdict are on screen, once each: from the quiz widget
     (restored) or from the question's saved copy (``copy_shown``: the widget could not be)."""
     page.wait_for_function(WIDGETS_SETTLED, timeout=60_000, polling=500)
-    time.sleep(1.0)
     cell = _cell(page, cell_index)
-    shown = cell.locator(".course-saved-quiz").first.is_visible()
-    assert shown == copy_shown, f"{when}: the quiz's saved copy is {'not ' * (not shown)}shown"
+    copy = cell.locator(".course-saved-quiz").first
+    _settles(copy, copy_shown, f"{when}: the quiz's saved copy shown")
     verdicts = cell.locator(".course-check-passed")
+    _settles(verdicts.locator("visible=true").first, True, f"{when}: no verdict shown")
     visible = [verdicts.nth(k).is_visible() for k in range(verdicts.count())]
     assert visible.count(True) == 1, f"{when}: {visible.count(True)} verdicts shown"
     if copy_shown:  # the widget's menu shows the choice itself
