@@ -1,7 +1,6 @@
 """testing.forked_kernels: a forked kernel acts as a launched one where it matters."""
 
 import os
-import time
 
 import pytest
 from jupyter_client.manager import KernelManager
@@ -71,12 +70,11 @@ def test_a_forked_kernel_has_torch_loaded_and_the_environment_it_was_given(forki
             "True",
         ]
         # an interrupt reaches the kernel as in a launched one
-        msg_id = kc.execute("import time; time.sleep(30)")
-        while True:  # a SIGINT before the cell starts is ignored, by ipykernel's design
+        msg_id = kc.execute("import time; print('sleeping', flush=True); time.sleep(30)")
+        while True:  # a SIGINT before the cell's code runs is ignored, by ipykernel's design
             msg = kc.get_iopub_msg(timeout=15)
-            if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "execute_input":
-                break
-        time.sleep(0.3)
+            if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream":
+                break  # the cell's code is running
         km.interrupt_kernel()
         reply = kc.get_shell_msg(timeout=15)
         assert reply["content"]["status"] == "error"
