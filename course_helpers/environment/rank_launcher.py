@@ -9,7 +9,9 @@ torchrun gives its workers (``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``,
 ``ROLE_WORLD_SIZE``, ``ROLE_NAME``, ``MASTER_ADDR``, ``MASTER_PORT``; not the
 ``TORCHELASTIC_*`` ones that describe torchrun's agent) and runs the script as ``__main__``
 with ``sys.argv = [script, *args]``;
-when one rank fails the others are stopped, as torchrun stops them. Elsewhere (macOS,
+when one rank fails the others are stopped, as torchrun stops them. ``MASTER_PORT`` is a port
+that was free a moment before the ranks start; if another process takes it before rank 0
+binds it, the launch runs once more on a new one. Elsewhere (macOS,
 Windows, where forking a process that imported torch is not safe) it runs torchrun itself.
 """
 
@@ -163,6 +165,24 @@ def launch(script: Path, args: list[str], nproc: int = 2, timeout: float = 120) 
         "env": env,
         "logs": [str(log) for log in logs],
     }
+    result = _launch_forked(request, env, logs)
+    if not result.ok and not result.timed_out and _port_was_taken(logs[0]):
+        # the template lets go of MASTER_PORT before rank 0 binds it, as torchrun does, and
+        # another process took it meanwhile: run again on a new port, once (as torchrun does
+        # with --max-restarts=1)
+        result = _launch_forked(request, env, logs)
+    return result
+
+
+def _port_was_taken(rank0_log: Path) -> bool:
+    try:
+        text = rank0_log.read_text(errors="replace")
+    except OSError:
+        return False
+    return "EADDRINUSE" in text and "DistNetworkError" in text
+
+
+def _launch_forked(request: dict, env: dict[str, str], logs: list[Path]) -> Launch:
     process = _template(env)
     try:
         process.stdin.write(json.dumps(request) + "\n")

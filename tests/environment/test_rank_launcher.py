@@ -109,6 +109,36 @@ def test_a_failing_rank_stops_the_other_at_once(tmp_path):
     assert "ValueError: rank one broke" in run.logs[1].read_text()
 
 
+TAKES_THE_PORT_ONCE = textwrap.dedent(
+    """
+    import os, socket
+    import torch.distributed as dist
+
+    first = os.path.join(os.path.dirname(os.path.abspath(__file__)), "first-launch")
+    if os.environ["RANK"] == "0" and not os.path.exists(first):
+        open(first, "w").close()
+        taker = socket.socket()  # what another process could do before rank 0 binds it
+        taker.bind(("127.0.0.1", int(os.environ["MASTER_PORT"])))
+        taker.listen()
+    dist.init_process_group("gloo")
+    print("rank", dist.get_rank(), "met", os.environ["MASTER_PORT"], flush=True)
+    dist.destroy_process_group()
+    """
+)
+
+
+@pytest.mark.skipif(not rank_launcher.forks(), reason="torchrun picks its own port")
+def test_a_master_port_taken_before_rank_0_binds_it_costs_one_relaunch(tmp_path):
+    script = _script(tmp_path, TAKES_THE_PORT_ONCE)
+    run = rank_launcher.launch(script, [], timeout=60)
+    assert (tmp_path / "first-launch").exists()  # the first launch did find its port taken
+    assert run.ok, [log.read_text()[-1500:] for log in run.logs]
+    assert [log.read_text().split()[:3] for log in run.logs] == [
+        ["rank", "0", "met"],
+        ["rank", "1", "met"],
+    ]  # the logs are the second launch's
+
+
 def test_a_hang_ends_at_the_timeout(tmp_path):
     script = _script(tmp_path, "import time\ntime.sleep(60)\n")
     run = rank_launcher.launch(script, [], timeout=1)
