@@ -167,9 +167,8 @@ def launch(script: Path, args: list[str], nproc: int = 2, timeout: float = 120) 
     }
     result = _launch_forked(request, env, logs)
     if not result.ok and not result.timed_out and _port_was_taken(logs[0]):
-        # the template lets go of MASTER_PORT before rank 0 binds it, as torchrun does, and
-        # another process took it meanwhile: run again on a new port, once (as torchrun does
-        # with --max-restarts=1)
+        # the template let go of MASTER_PORT before rank 0 could bind it, and another process
+        # took it meanwhile: run every rank again on a new port, once
         result = _launch_forked(request, env, logs)
     return result
 
