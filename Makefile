@@ -23,7 +23,7 @@ space := $(subst ,, )
 export OMP_NUM_THREADS ?= 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: lab update test test-compat test-colab test-slurm setup build lint unit nbval browser bench profile gpu-check lock check-lock doctor clean
+.PHONY: lab update test test-compat setup-compat test-colab setup-colab test-slurm setup build lint unit nbval browser bench profile gpu-check lock check-lock doctor clean
 
 # The server's root is the repository (not notebooks/), so the links from lessons to
 # ../exercises/ and ../solutions/ and the README's course map all open in JupyterLab.
@@ -122,6 +122,9 @@ test-slurm: setup
 # and those differ from `make test`. CI runs TORCH=2.11.0 (Colab's) and TORCH=2.14.1 (the
 # newest supported); instructors can name any version in pyproject's range.
 COMPAT_UNPINNED := torch setuptools
+# setup-compat: only the lane's venv (CI makes each venv first, one at a time, as each pip run
+# builds the course in this checkout, then runs the lanes side by side)
+setup-compat: $(COMPAT_VENV)/.course-installed
 test-compat: $(COMPAT_VENV)/.course-installed
 	$(COMPAT_VENV)/bin/python -c 'import sys, torch; v = torch.__version__; sys.exit(0 if "$(TORCH)" in (v, v.split("+")[0]) else f"$(COMPAT_VENV) has torch {v}, not $(TORCH)")'
 	$(COMPAT_VENV)/bin/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder -p no:cacheprovider -rs \
@@ -149,6 +152,7 @@ COLAB_VENV ?= .venv-colab
 COLAB_PINS := requirements/colab.txt
 # Two workers, each notebook's tests on one of them (tests/conftest.py groups them: the
 # notebook runs once per worker), kernels forked from a template as in `make test`.
+setup-colab: $(COLAB_VENV)/.course-installed
 test-colab: $(COLAB_VENV)/.course-installed
 	$(COLAB_VENV)/bin/python -m pytest -n 2 --dist loadgroup -p no:cacheprovider -rs -m colab tests/colab $(PYTEST_ARGS)
 

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from ci_calls import stand_ins
+from ci_calls import RECORDER, stand_ins
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,39 +48,80 @@ def _run(env) -> subprocess.CompletedProcess:
     )
 
 
-def test_every_phase_runs_in_order_with_the_cached_venvs(ci):
+def _lanes(cache, key) -> list[str]:
+    return [
+        "make check-lock LOCK_PYTHON=/usr/bin/python3.11",
+        f"make test-slurm SUDO={'' if os.getuid() == 0 else 'sudo'}",
+        f"make test-compat TORCH=2.11.0 COMPAT_VENV={cache}/compat-2.11.0-{key}",
+        f"make test-compat TORCH=2.14.1 COMPAT_VENV={cache}/compat-2.14.1-{key}",
+        f"make test-colab COLAB_VENV={cache}/colab-{key}",
+    ]
+
+
+def test_every_phase_runs_with_the_cached_venvs(ci):
     cache, key, env, calls = ci
     done = _run(env)
     assert done.returncode == 0, done.stderr
     made = [line for line in calls.read_text().splitlines() if line.startswith("make ")]
-    # in this order; other phases (a SLURM lane, say) may come between
-    assert _in_order(
-        made,
-        [
-            "make test",
-            "make check-lock LOCK_PYTHON=/usr/bin/python3.11",
-            f"make test-slurm SUDO={'' if os.getuid() == 0 else 'sudo'}",
-            f"make test-compat TORCH=2.11.0 COMPAT_VENV={cache}/compat-2.11.0-{key}",
-            f"make test-compat TORCH=2.14.1 COMPAT_VENV={cache}/compat-2.14.1-{key}",
-            f"make test-colab COLAB_VENV={cache}/colab-{key}",
-        ],
-    ), made
+    # the README's command first, then the lanes' venvs one at a time, then every lane
+    setups = [
+        f"make setup-compat TORCH=2.11.0 COMPAT_VENV={cache}/compat-2.11.0-{key}",
+        f"make setup-compat TORCH=2.14.1 COMPAT_VENV={cache}/compat-2.14.1-{key}",
+        f"make setup-colab COLAB_VENV={cache}/colab-{key}",
+    ]
+    assert made[: 1 + len(setups)] == ["make test", *setups], made
+    assert sorted(made[1 + len(setups) :]) == sorted(_lanes(cache, key)), made
     installs = [line for line in calls.read_text().splitlines() if " install " in line]
     assert installs and "python3.11" in installs[0].split() and "chromium" in installs[0]
-    phases = [line for line in done.stdout.splitlines() if line.startswith("ci: ")]
-    assert _in_order(
-        [p.split(" (at ")[0] for p in phases],
-        [
-            "ci: system packages",
-            "ci: make test",
-            "ci: make check-lock",
-            "ci: make test-slurm",
-            "ci: make test-compat TORCH=2.11.0",
-            "ci: make test-compat TORCH=2.14.1",
-            "ci: make test-colab",
-            "ci: done",
-        ],
-    ), phases
+    phases = [
+        line.split(" (at ")[0] for line in done.stdout.splitlines() if line.startswith("ci: ")
+    ]
+    started = ["ci: system packages", "ci: make test", "ci: lane setups", "ci: make check-lock"]
+    started += ["ci: make test-slurm", "ci: make test-compat TORCH=2.11.0"]
+    started += ["ci: make test-compat TORCH=2.14.1", "ci: make test-colab"]
+    assert _in_order(phases, [*started, "ci: done"]), phases
+    for lane in ("make check-lock", "make test-compat TORCH=2.11.0", "make test-colab"):
+        assert f"ci: {lane} ended with exit status 0" in phases, phases
+        assert f"---- the log of {lane} ----" in done.stdout
+
+
+SLOW_MAKE = """#!/bin/sh
+echo "start $(date +%s.%N) $*" >> "$CI_CALLS"
+case "$1" in test-*|check-lock) sleep 2 ;; esac
+echo "end $(date +%s.%N) $*" >> "$CI_CALLS"
+"""
+
+
+def test_the_lanes_run_side_by_side_after_make_test(ci):
+    cache, key, env, calls = ci
+    (Path(env["PATH"].split(":")[0]) / "make").write_text(SLOW_MAKE)
+    done = _run(env)
+    assert done.returncode == 0, done.stderr
+    spans: dict[str, list[float]] = {}
+    for line in calls.read_text().splitlines():
+        if line.startswith(("start ", "end ")):
+            what, when, command = line.split(" ", 2)
+            spans.setdefault(command, []).append(float(when))
+    lanes = [spans[lane[5:]] for lane in _lanes(cache, key)]
+    # every lane starts after make test and the venv setups ended, and before any lane ends
+    assert min(start for start, _ in lanes) >= spans["test"][1]
+    assert max(start for start, _ in lanes) < min(end for _, end in lanes), spans
+
+
+def test_a_failing_lane_fails_ci_and_the_others_still_run(ci):
+    cache, key, env, calls = ci
+    fails = "make test-compat TORCH=2.11.0"
+    (Path(env["PATH"].split(":")[0]) / "make").write_text(
+        RECORDER + f'case "$*" in "{fails[5:]} "*) echo "the lane broke"; exit 2 ;; esac\n'
+    )
+    done = _run(env)
+    assert done.returncode != 0
+    made = calls.read_text().splitlines()
+    assert all(lane in made for lane in _lanes(cache, key)), made
+    assert f"ci: {fails} ended with exit status 2" in done.stdout
+    assert "the lane broke" in done.stdout
+    assert f"ci: failed: {fails}" in done.stdout
+    assert "ci: done" not in done.stdout
 
 
 def test_a_cached_venv_of_this_checkout_is_reused_and_stale_keys_go(ci, tmp_path):
