@@ -20,7 +20,8 @@ def why_unavailable() -> str | None:
         return "the 'playwright' package is not installed (pip install playwright)"
     if not os.access(CHROMIUM, os.X_OK):
         return (
-            f"Chromium not found at {CHROMIUM} (apt-get install chromium, or set COURSE_CHROMIUM)"
+            f"Chromium not found at {CHROMIUM} (apt-get install chromium-headless-shell, or"
+            " chromium, or set COURSE_CHROMIUM to a Chromium's path)"
         )
     return None
 

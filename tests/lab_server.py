@@ -25,7 +25,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 COURSE_DIRS = ("notebooks", "exercises", "solutions")
-CHROMIUM = os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium")
+# Debian's chromium-headless-shell where it is installed (.ci/run installs it), else the full
+# chromium: the browser suite passed on both, and the headless shell used 381 s of CPU for it
+# against 453 s (docs/benchmarks.md, "Chromium's headless shell"). COURSE_CHROMIUM names another.
+HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
+CHROMIUM = os.environ.get("COURSE_CHROMIUM") or (
+    HEADLESS_SHELL if os.access(HEADLESS_SHELL, os.X_OK) else "/usr/bin/chromium"
+)
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

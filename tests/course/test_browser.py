@@ -3,8 +3,9 @@ hand (a wrong answer, the diagnosis, the Hint button, the right answer), `make l
 command and a lesson's link, save, reopen and restart, and the dark theme.
 (Every notebook's Run All or stored outputs: test_browser_notebooks.py.)
 
-Needs Chromium (Debian: ``apt-get install chromium``) and the ``playwright`` package; see
-browser_support.require_browser for what happens without them.
+Needs Chromium (Debian: ``apt-get install chromium-headless-shell``, or ``chromium``) and
+the ``playwright`` package; see browser_support.require_browser for what happens without
+them.
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ output and every graph picture is on the page. The exercise notebooks (stored wi
 outputs) are run once by tests/course/test_exercise_notebooks.py, which shows that run in the page;
 live widgets driven by a kernel are exercised by the journey tests in tests/course/test_browser.py.
 
-Needs Chromium (Debian: ``apt-get install chromium``) and the ``playwright`` package; see
-browser_support.require_browser for what happens without them.
+Needs Chromium (Debian: ``apt-get install chromium-headless-shell``, or ``chromium``) and
+the ``playwright`` package; see browser_support.require_browser for what happens without
+them.
 """
 
 from __future__ import annotations
