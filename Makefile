@@ -50,8 +50,11 @@ update:
 # --no-loadscope-reorder: files start in collection order (tests/ first, the browser files
 # among them), not most-tests-first, which left the long browser files for the end.
 # -m "not colab": tests/colab/ needs ipywidgets 7 and runs in its own venv (`make test-colab`).
+# -n 3 on two cores: the browser and grading tests spend much of their time waiting (a page,
+# a sandboxed kernel, a grader held to half a processor), which a third worker fills
+# (docs/benchmarks.md, "A third worker": pytest 455 s against 502 s, quiet, headless shell).
 test: setup lint
-	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder -p no:cacheprovider -rs \
+	$(BIN)/python -m pytest -n 3 --dist loadfile --no-loadscope-reorder -p no:cacheprovider -rs \
 		-m "not colab" --nbval tests notebooks solutions $(PYTEST_ARGS)
 
 setup: $(STAMP)

@@ -66,7 +66,11 @@ def nbval_vs_floor() -> list[tuple[str, str, str]]:
         floor = _run(base + [tmp], cwd=tmp, env=env)
     n = len(notebooks)
     return [
-        (f"nbval, {n} course notebooks, as make test runs it (-n 2)", f"{course:.1f} s", ""),
+        (
+            f"nbval, {n} course notebooks, forked kernels as in make test (-n 2)",
+            f"{course:.1f} s",
+            "",
+        ),
         (f"nbval, {n} course notebooks, a fresh process per kernel", f"{fresh:.1f} s", ""),
         (f"nbval, {n} notebooks that only import torch (floor)", f"{floor:.1f} s", ""),
         (
