@@ -28,10 +28,18 @@ COURSE_DIRS = ("notebooks", "exercises", "solutions")
 # Debian's chromium-headless-shell where it is installed (.ci/run installs it), else the full
 # chromium: the browser suite passed on both, and the headless shell used 381 s of CPU for it
 # against 453 s (docs/benchmarks.md, "Chromium's headless shell"). COURSE_CHROMIUM names another.
-HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
-CHROMIUM = os.environ.get("COURSE_CHROMIUM") or (
-    HEADLESS_SHELL if os.access(HEADLESS_SHELL, os.X_OK) else "/usr/bin/chromium"
-)
+CHROMIUMS = ("/usr/bin/chromium-headless-shell", "/usr/bin/chromium")
+
+
+def chromium_path(environ=os.environ, candidates=CHROMIUMS) -> str:
+    """``COURSE_CHROMIUM`` where set, else the first of ``candidates`` that can run, else the
+    last (the skip message names it)."""
+    if environ.get("COURSE_CHROMIUM"):
+        return environ["COURSE_CHROMIUM"]
+    return next((c for c in candidates if os.access(c, os.X_OK)), candidates[-1])
+
+
+CHROMIUM = chromium_path()
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

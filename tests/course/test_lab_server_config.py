@@ -10,7 +10,7 @@ import subprocess
 import sys
 import urllib.request
 
-from lab_server import _fork_kernels_in
+from lab_server import _fork_kernels_in, chromium_path
 
 from course_helpers.testing import forked_kernels
 
@@ -59,3 +59,16 @@ def test_a_server_whose_port_was_taken_starts_again_on_another(tmp_path):
             assert status.status == 200
         finally:
             server.stop()
+
+
+def test_the_browser_tests_take_the_headless_shell_where_it_runs(tmp_path):
+    shell, full = tmp_path / "chromium-headless-shell", tmp_path / "chromium"
+    candidates = (str(shell), str(full))
+    assert chromium_path({}, candidates) == str(full)  # neither: the skip message names chromium
+    for path in (shell, full):
+        path.write_text("#!/bin/sh\n")
+    full.chmod(0o755)
+    assert chromium_path({}, candidates) == str(full)  # the headless shell cannot run
+    shell.chmod(0o755)
+    assert chromium_path({}, candidates) == str(shell)
+    assert chromium_path({"COURSE_CHROMIUM": "/opt/other"}, candidates) == "/opt/other"
