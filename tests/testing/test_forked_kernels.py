@@ -70,13 +70,16 @@ def test_a_forked_kernel_has_torch_loaded_and_the_environment_it_was_given(forki
             "True",
         ]
         # an interrupt reaches the kernel as in a launched one
-        msg_id = kc.execute("import time; print('sleeping', flush=True); time.sleep(30)")
+        # the cell sleeps far longer than the reply is waited for, so a reply can only be the
+        # interrupt's; 60 s for it, as a clean-clone `make test` with three workers once saw no
+        # reply within 15 s (why was not established: a lost SIGINT would fail here too)
+        msg_id = kc.execute("import time; print('sleeping', flush=True); time.sleep(600)")
         while True:  # a SIGINT before the cell's code runs is ignored, by ipykernel's design
             msg = kc.get_iopub_msg(timeout=15)
             if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream":
                 break  # the cell's code is running
         km.interrupt_kernel()
-        reply = kc.get_shell_msg(timeout=15)
+        reply = kc.get_shell_msg(timeout=60)
         assert reply["content"]["status"] == "error"
         assert reply["content"]["ename"] == "KeyboardInterrupt"
         # a restart gives a new forked process with a clean namespace
