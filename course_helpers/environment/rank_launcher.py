@@ -6,13 +6,16 @@ launcher keeps one *template* process per kernel that has imported torch and
 torch.distributed once, and forks the ranks from it. Every rank gets the environment
 torchrun gives its workers (``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``,
 ``LOCAL_WORLD_SIZE``, ``GROUP_RANK``, ``GROUP_WORLD_SIZE``, ``ROLE_RANK``,
-``ROLE_WORLD_SIZE``, ``ROLE_NAME``, ``MASTER_ADDR``, ``MASTER_PORT``; not the
-``TORCHELASTIC_*`` ones that describe torchrun's agent) and runs the script as ``__main__``
+``ROLE_WORLD_SIZE``, ``ROLE_NAME``, ``MASTER_ADDR``, ``MASTER_PORT``,
+``TORCHELASTIC_USE_AGENT_STORE``; not the other ``TORCHELASTIC_*`` ones, which describe
+torchrun's agent) and runs the script as ``__main__``
 with ``sys.argv = [script, *args]``;
-when one rank fails the others are stopped, as torchrun stops them. ``MASTER_PORT`` is a port
-that was free a moment before the ranks start; if another process takes it before rank 0
-binds it, the launch runs once more on a new one. Elsewhere (macOS,
-Windows, where forking a process that imported torch is not safe) it runs torchrun itself.
+when one rank fails the others are stopped, as torchrun stops them. As torchrun's agent does,
+the launcher hosts the ranks' store (a ``TCPStore`` at ``MASTER_ADDR:MASTER_PORT``, in a
+process forked for the launch) and sets ``TORCHELASTIC_USE_AGENT_STORE=True``, so every rank
+is its client: the port is bound before any rank starts, and a rank that ends early does not
+take the store from the others. Elsewhere (macOS, Windows, where forking a process that
+imported torch is not safe) it runs torchrun itself.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from pathlib import Path
 
 # Runs in the template process (python -c); a request and its reply are one JSON line each.
 _TEMPLATE = r"""
-import json, os, runpy, signal, socket, sys, time, traceback
+import json, os, runpy, signal, sys, time, traceback
 
 # what rank scripts import; torch._dynamo is what torch.optim's first optimizer imports
 import torch, torch._dynamo, torch.distributed, torch.nn.parallel  # noqa: E401
@@ -35,14 +38,38 @@ import torch.utils.data.distributed  # noqa: F401
 requests, replies = sys.stdin, sys.stdout
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# Forks the process that hosts this launch's store, as torchrun's agent hosts it. It lives
+# until the template closes its end of a pipe (after the launch) or exits. Returns its pid,
+# its port and the template's end of that pipe.
+def start_store():
+    port_r, port_w = os.pipe()
+    life_r, life_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            os.close(port_r)
+            os.close(life_w)
+            store = torch.distributed.TCPStore(
+                "localhost", 0, is_master=True, wait_for_workers=False
+            )
+            os.write(port_w, f"{store.port}\n".encode())
+            os.close(port_w)
+            os.read(life_r, 1)  # returns when the template closes its end or exits
+        finally:
+            os._exit(0)
+    os.close(port_w)
+    os.close(life_r)
+    with os.fdopen(port_r) as port_pipe:
+        port = int(port_pipe.readline())
+    return pid, port, life_w
 
 
-def run_rank(request, rank, port):
+def run_rank(request, rank, port, store_life):
     try:
+        os.close(store_life)  # only the template keeps the store alive
         log = os.open(request["logs"][rank], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
@@ -59,6 +86,7 @@ def run_rank(request, rank, port):
             WORLD_SIZE=str(n), LOCAL_WORLD_SIZE=str(n), ROLE_WORLD_SIZE=str(n),
             GROUP_WORLD_SIZE="1", ROLE_NAME="default",
             MASTER_ADDR="localhost", MASTER_PORT=str(port),
+            TORCHELASTIC_USE_AGENT_STORE="True",
         )
         sys.argv = [request["script"], *request["args"]]
         sys.path[0] = os.path.dirname(os.path.abspath(request["script"]))
@@ -76,12 +104,12 @@ def run_rank(request, rank, port):
 
 for line in requests:
     request = json.loads(line)
-    port = free_port()
+    store, port, store_life = start_store()
     pids = []
     for rank in range(request["nproc"]):
         pid = os.fork()
         if pid == 0:
-            run_rank(request, rank, port)
+            run_rank(request, rank, port, store_life)
         pids.append(pid)
     codes = [None] * len(pids)
     deadline = time.monotonic() + request["timeout"]
@@ -100,6 +128,8 @@ for line in requests:
                 if codes[i] is None:
                     os.kill(pid, signal.SIGKILL)
         time.sleep(0.005)
+    os.close(store_life)
+    os.waitpid(store, 0)
     replies.write(json.dumps({"codes": codes, "timed_out": timed_out}) + "\n")
     replies.flush()
 """
@@ -165,20 +195,7 @@ def launch(script: Path, args: list[str], nproc: int = 2, timeout: float = 120) 
         "env": env,
         "logs": [str(log) for log in logs],
     }
-    result = _launch_forked(request, env, logs)
-    if not result.ok and not result.timed_out and _port_was_taken(logs[0]):
-        # the template let go of MASTER_PORT before rank 0 could bind it, and another process
-        # took it meanwhile: run every rank again on a new port, once
-        result = _launch_forked(request, env, logs)
-    return result
-
-
-def _port_was_taken(rank0_log: Path) -> bool:
-    try:
-        text = rank0_log.read_text(errors="replace")
-    except OSError:
-        return False
-    return "EADDRINUSE" in text and "DistNetworkError" in text
+    return _launch_forked(request, env, logs)
 
 
 def _launch_forked(request: dict, env: dict[str, str], logs: list[Path]) -> Launch:

@@ -12,6 +12,7 @@ from course_helpers.environment import rank_launcher
 TORCHRUN_KEYS = (
     "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK",
     "ROLE_WORLD_SIZE", "GROUP_WORLD_SIZE", "ROLE_NAME", "MASTER_ADDR", "OMP_NUM_THREADS",
+    "TORCHELASTIC_USE_AGENT_STORE",
 )  # fmt: skip
 
 DUMP_ENVIRONMENT = textwrap.dedent(
@@ -109,34 +110,47 @@ def test_a_failing_rank_stops_the_other_at_once(tmp_path):
     assert "ValueError: rank one broke" in run.logs[1].read_text()
 
 
-TAKES_THE_PORT_ONCE = textwrap.dedent(
+STORE_CHECKS = textwrap.dedent(
     """
-    import os, socket
+    import errno, os, socket, sys, time
+    from datetime import timedelta
     import torch.distributed as dist
 
-    first = os.path.join(os.path.dirname(os.path.abspath(__file__)), "first-launch")
-    if os.environ["RANK"] == "0" and not os.path.exists(first):
-        open(first, "w").close()
-        taker = socket.socket()  # what another process could do before rank 0 binds it
-        taker.bind(("127.0.0.1", int(os.environ["MASTER_PORT"])))
-        taker.listen()
+    port = int(os.environ["MASTER_PORT"])
+    with socket.socket() as s:  # before any rank has called init_process_group
+        try:
+            s.bind(("127.0.0.1", port))
+            print("MASTER_PORT was free", flush=True)
+        except OSError as error:
+            print("MASTER_PORT was taken", errno.errorcode[error.errno], flush=True)
     dist.init_process_group("gloo")
-    print("rank", dist.get_rank(), "met", os.environ["MASTER_PORT"], flush=True)
+    pids = [None, None]
+    dist.all_gather_object(pids, os.getpid())
+    if dist.get_rank() == 1:
+        while os.path.exists(f"/proc/{pids[0]}"):  # until rank 0 has exited (and been reaped)
+            with open(f"/proc/{pids[0]}/stat") as f:
+                if f.read().split(") ")[-1].startswith("Z"):
+                    break
+            time.sleep(0.05)
+        store = dist.TCPStore(
+            os.environ["MASTER_ADDR"], port, is_master=False, timeout=timedelta(seconds=20)
+        )
+        store.set("after rank 0", "reached")
+        print("the store served rank 1 after rank 0 ended", flush=True)
     dist.destroy_process_group()
     """
 )
 
 
-@pytest.mark.skipif(not rank_launcher.forks(), reason="torchrun picks its own port")
-def test_a_master_port_taken_before_rank_0_binds_it_costs_one_relaunch(tmp_path):
-    script = _script(tmp_path, TAKES_THE_PORT_ONCE)
-    run = rank_launcher.launch(script, [], timeout=60)
-    assert (tmp_path / "first-launch").exists()  # the first launch did find its port taken
-    assert run.ok, [log.read_text()[-1500:] for log in run.logs]
-    assert [log.read_text().split()[:3] for log in run.logs] == [
-        ["rank", "0", "met"],
-        ["rank", "1", "met"],
-    ]  # the logs are the second launch's
+@pytest.mark.skipif(not rank_launcher.forks(), reason="reads /proc; torchrun runs the ranks there")
+def test_the_store_is_served_before_the_ranks_start_and_after_rank_0_ends(tmp_path):
+    # torchrun's agent hosts the store, so its port cannot be taken between its choice and a
+    # rank's bind, and rank 0 ending first does not leave the others without it
+    run = rank_launcher.launch(_script(tmp_path, STORE_CHECKS), [], timeout=60)
+    logs = [log.read_text() for log in run.logs]
+    assert run.ok, [log[-1500:] for log in logs]
+    assert all("MASTER_PORT was taken EADDRINUSE" in log for log in logs), logs
+    assert "the store served rank 1 after rank 0 ended" in logs[1]
 
 
 def test_a_hang_ends_at_the_timeout(tmp_path):
