@@ -29,7 +29,7 @@ from pathlib import Path
 
 # Runs in the template process (python -c); a request and its reply are one JSON line each.
 _TEMPLATE = r"""
-import json, os, runpy, signal, sys, time, traceback
+import datetime, json, os, runpy, signal, sys, time, traceback
 
 # what rank scripts import; torch._dynamo is what torch.optim's first optimizer imports
 import torch, torch._dynamo, torch.distributed, torch.nn.parallel  # noqa: E401
@@ -40,8 +40,9 @@ requests, replies = sys.stdin, sys.stdout
 
 # Forks the process that hosts this launch's store, as torchrun's agent hosts it. It lives
 # until the template closes its end of a pipe (after the launch) or exits. Returns its pid,
-# its port and the template's end of that pipe.
-def start_store():
+# its port (None if it could not start: then the first line of its error) and the
+# template's end of that pipe.
+def start_store(timeout):
     port_r, port_w = os.pipe()
     life_r, life_w = os.pipe()
     pid = os.fork()
@@ -52,19 +53,27 @@ def start_store():
                 os.dup2(null, fd)
             os.close(port_r)
             os.close(life_w)
-            store = torch.distributed.TCPStore(
-                "localhost", 0, is_master=True, wait_for_workers=False
-            )
-            os.write(port_w, f"{store.port}\n".encode())
-            os.close(port_w)
-            os.read(life_r, 1)  # returns when the template closes its end or exits
+            try:
+                store = torch.distributed.TCPStore(
+                    "localhost", 0, is_master=True, wait_for_workers=False,
+                    timeout=datetime.timedelta(seconds=timeout),
+                )
+            except Exception as error:
+                first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+                os.write(port_w, f"error {first}\n".encode())
+            else:
+                os.write(port_w, f"{store.port}\n".encode())
+                os.close(port_w)
+                os.read(life_r, 1)  # returns when the template closes its end or exits
         finally:
             os._exit(0)
     os.close(port_w)
     os.close(life_r)
     with os.fdopen(port_r) as port_pipe:
-        port = int(port_pipe.readline())
-    return pid, port, life_w
+        line = port_pipe.readline().strip()
+    if line.isdigit():
+        return pid, int(line), None, life_w
+    return pid, None, line.removeprefix("error ") or "it exited", life_w
 
 
 def run_rank(request, rank, port, store_life):
@@ -104,7 +113,13 @@ def run_rank(request, rank, port, store_life):
 
 for line in requests:
     request = json.loads(line)
-    store, port, store_life = start_store()
+    store, port, error, store_life = start_store(request["timeout"])
+    if port is None:
+        os.close(store_life)
+        os.waitpid(store, 0)
+        replies.write(json.dumps({"store_error": error}) + "\n")
+        replies.flush()
+        continue
     pids = []
     for rank in range(request["nproc"]):
         pid = os.fork()
@@ -146,6 +161,10 @@ class Launch:
     @property
     def ok(self) -> bool:
         return not self.timed_out and all(code == 0 for code in self.codes)
+
+
+class StoreFailed(RuntimeError):
+    """The store the ranks meet through could not start (no rank was started)."""
 
 
 class _Template:
@@ -211,6 +230,13 @@ def _launch_forked(request: dict, env: dict[str, str], logs: list[Path]) -> Laun
         _stop_template()
         raise RuntimeError("the process that starts the ranks exited unexpectedly")
     answer = json.loads(reply)
+    if "store_error" in answer:
+        why = answer["store_error"].rstrip(".")
+        raise StoreFailed(
+            "The ranks could not meet: their store (a torch.distributed.TCPStore on "
+            f"localhost) did not start: {why}. Check that this machine's loopback network "
+            "(localhost) works, then run the cell again."
+        )
     return Launch(codes=answer["codes"], logs=logs, timed_out=answer["timed_out"])
 
 

@@ -220,7 +220,10 @@ def run_on_two_ranks(main, *helpers, timeout: float = 120):
         script.write_text(
             _SCRIPT_HEAD + "\n\n" + "\n\n".join(sources) + _SCRIPT_TAIL.format(main=main.__name__)
         )
-        run = rank_launcher.launch(script, [workdir], nproc=2, timeout=timeout)
+        try:
+            run = rank_launcher.launch(script, [workdir], nproc=2, timeout=timeout)
+        except RuntimeError as error:  # the launcher's own: no rank ran
+            return _run_failed(str(error))
         failure = _failure(run, workdir, timeout)
         if failure is not None:
             return _run_failed(failure)

@@ -2,6 +2,8 @@
 
 import json
 import os
+import subprocess
+import sys
 import textwrap
 import time
 
@@ -151,6 +153,44 @@ def test_the_store_is_served_before_the_ranks_start_and_after_rank_0_ends(tmp_pa
     assert run.ok, [log[-1500:] for log in logs]
     assert all("MASTER_PORT was taken EADDRINUSE" in log for log in logs), logs
     assert "the store served rank 1 after rank 0 ended" in logs[1]
+
+
+def _can_unshare_the_network() -> bool:
+    try:
+        return subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
+NO_LOOPBACK = textwrap.dedent(
+    """
+    from course_helpers.lessons.lesson13.exercises import run_on_two_ranks
+
+    def main(rank, world_size, workdir):
+        return rank
+
+    result = run_on_two_ranks(main, timeout=3)
+    print("returned", type(result).__name__)
+    """
+)
+
+
+@pytest.mark.skipif(
+    not (rank_launcher.forks() and _can_unshare_the_network()),
+    reason="needs a network namespace of its own (unshare -n: root, as in CI)",
+)
+def test_a_store_that_cannot_start_is_a_clear_failure_not_a_traceback(tmp_path):
+    # in a network namespace of its own, the loopback device is down: nothing can listen
+    done = subprocess.run(
+        ["unshare", "-n", sys.executable, _script(tmp_path, NO_LOOPBACK, "learner.py")],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        env=dict(os.environ, OMP_NUM_THREADS="1", COURSE_PROGRESS="off"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "The ranks could not meet: their store" in done.stdout
+    assert "loopback network (localhost)" in done.stdout
+    assert "returned RunFailed" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
 
 
 def test_a_hang_ends_at_the_timeout(tmp_path):
