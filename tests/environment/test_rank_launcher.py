@@ -114,7 +114,7 @@ def test_a_failing_rank_stops_the_other_at_once(tmp_path):
 
 STORE_CHECKS = textwrap.dedent(
     """
-    import errno, os, socket, sys, time
+    import errno, os, socket, time
     from datetime import timedelta
     import torch.distributed as dist
 
@@ -180,7 +180,7 @@ NO_LOOPBACK = textwrap.dedent(
     reason="needs a network namespace of its own (unshare -n: root, as in CI)",
 )
 def test_a_store_that_cannot_start_is_a_clear_failure_not_a_traceback(tmp_path):
-    # in a network namespace of its own, the loopback device is down: nothing can listen
+    # in a network namespace of its own the loopback device is down: nothing reaches localhost
     done = subprocess.run(
         ["unshare", "-n", sys.executable, _script(tmp_path, NO_LOOPBACK, "learner.py")],
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
