@@ -14,8 +14,9 @@ when one rank fails the others are stopped, as torchrun stops them. As torchrun'
 the launcher hosts the ranks' store (a ``TCPStore`` at ``MASTER_ADDR:MASTER_PORT``, in a
 process forked for the launch) and sets ``TORCHELASTIC_USE_AGENT_STORE=True``, so every rank
 is its client: the port is bound before any rank starts, and a rank that ends early does not
-take the store from the others. Elsewhere (macOS, Windows, where forking a process that
-imported torch is not safe) it runs torchrun itself.
+take the store from the others. The ranks and the store die with the template, which an
+interrupted launch kills. Elsewhere (macOS, Windows, where forking a process that imported
+torch is not safe) it runs torchrun itself.
 """
 
 from __future__ import annotations
@@ -29,13 +30,24 @@ from pathlib import Path
 
 # Runs in the template process (python -c); a request and its reply are one JSON line each.
 _TEMPLATE = r"""
-import datetime, json, os, runpy, signal, sys, time, traceback
+import ctypes, datetime, json, os, runpy, signal, sys, time, traceback
 
 # what rank scripts import; torch._dynamo is what torch.optim's first optimizer imports
 import torch, torch._dynamo, torch.distributed, torch.nn.parallel  # noqa: E401
 import torch.utils.data.distributed  # noqa: F401
 
 requests, replies = sys.stdin, sys.stdout
+template = os.getpid()
+STORE_START_LIMIT = 10  # seconds the store may take to start (it connects to itself)
+
+
+# A process forked here dies with the template (which the kernel kills when a launch is
+# interrupted): the ranks no longer need the store once they have met, so nothing else
+# would stop them.
+def die_with_template():
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != template:  # it died before the line above
+        os._exit(1)
 
 
 # Forks the process that hosts this launch's store, as torchrun's agent hosts it. It lives
@@ -48,6 +60,7 @@ def start_store(timeout):
     pid = os.fork()
     if pid == 0:
         try:
+            die_with_template()
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
@@ -56,7 +69,7 @@ def start_store(timeout):
             try:
                 store = torch.distributed.TCPStore(
                     "localhost", 0, is_master=True, wait_for_workers=False,
-                    timeout=datetime.timedelta(seconds=timeout),
+                    timeout=datetime.timedelta(seconds=min(timeout, STORE_START_LIMIT)),
                 )
             except Exception as error:
                 first = (str(error).strip().splitlines() or [type(error).__name__])[0]
@@ -78,6 +91,7 @@ def start_store(timeout):
 
 def run_rank(request, rank, port, store_life):
     try:
+        die_with_template()
         os.close(store_life)  # only the template keeps the store alive
         log = os.open(request["logs"][rank], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         null = os.open(os.devnull, os.O_RDONLY)
@@ -115,8 +129,8 @@ for line in requests:
     request = json.loads(line)
     store, port, error, store_life = start_store(request["timeout"])
     if port is None:
-        os.close(store_life)
         os.waitpid(store, 0)
+        os.close(store_life)
         replies.write(json.dumps({"store_error": error}) + "\n")
         replies.flush()
         continue
@@ -144,6 +158,7 @@ for line in requests:
                     os.kill(pid, signal.SIGKILL)
         time.sleep(0.005)
     os.close(store_life)
+    os.kill(store, signal.SIGKILL)  # whatever it is doing: the launch is over
     os.waitpid(store, 0)
     replies.write(json.dumps({"codes": codes, "timed_out": timed_out}) + "\n")
     replies.flush()

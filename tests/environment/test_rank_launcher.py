@@ -119,12 +119,11 @@ STORE_CHECKS = textwrap.dedent(
     import torch.distributed as dist
 
     port = int(os.environ["MASTER_PORT"])
-    with socket.socket() as s:  # before any rank has called init_process_group
-        try:
-            s.bind(("127.0.0.1", port))
-            print("MASTER_PORT was free", flush=True)
-        except OSError as error:
-            print("MASTER_PORT was taken", errno.errorcode[error.errno], flush=True)
+    try:  # before this rank has called init_process_group
+        socket.create_connection(("localhost", port), timeout=5).close()
+        print("MASTER_PORT was served", flush=True)
+    except OSError as error:
+        print("MASTER_PORT was not served:", errno.errorcode.get(error.errno), flush=True)
     dist.init_process_group("gloo")
     pids = [None, None]
     dist.all_gather_object(pids, os.getpid())
@@ -151,7 +150,7 @@ def test_the_store_is_served_before_the_ranks_start_and_after_rank_0_ends(tmp_pa
     run = rank_launcher.launch(_script(tmp_path, STORE_CHECKS), [], timeout=60)
     logs = [log.read_text() for log in run.logs]
     assert run.ok, [log[-1500:] for log in logs]
-    assert all("MASTER_PORT was taken EADDRINUSE" in log for log in logs), logs
+    assert all("MASTER_PORT was served" in log for log in logs), logs
     assert "the store served rank 1 after rank 0 ended" in logs[1]
 
 
@@ -169,7 +168,7 @@ NO_LOOPBACK = textwrap.dedent(
     def main(rank, world_size, workdir):
         return rank
 
-    result = run_on_two_ranks(main, timeout=3)
+    result = run_on_two_ranks(main)  # the default timeout, 120 s
     print("returned", type(result).__name__)
     """
 )
@@ -181,6 +180,7 @@ NO_LOOPBACK = textwrap.dedent(
 )
 def test_a_store_that_cannot_start_is_a_clear_failure_not_a_traceback(tmp_path):
     # in a network namespace of its own the loopback device is down: nothing reaches localhost
+    start = time.monotonic()
     done = subprocess.run(
         ["unshare", "-n", sys.executable, _script(tmp_path, NO_LOOPBACK, "learner.py")],
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
@@ -191,6 +191,59 @@ def test_a_store_that_cannot_start_is_a_clear_failure_not_a_traceback(tmp_path):
     assert "loopback network (localhost)" in done.stdout
     assert "returned RunFailed" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
+    assert time.monotonic() - start < 60  # the store gives up after 10 s, not the run's 120
+
+
+RUNS_UNTIL_KILLED = textwrap.dedent(
+    """
+    import os, sys, time
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo")  # after this, the ranks no longer need the store
+    open(os.path.join(sys.argv[1], f"pid{dist.get_rank()}"), "w").write(str(os.getpid()))
+    time.sleep(600)
+    """
+)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1].startswith("Z")
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not rank_launcher.forks(), reason="ranks are forked only on Linux")
+def test_an_interrupted_launch_stops_its_ranks(tmp_path):
+    import threading
+
+    script = _script(tmp_path, RUNS_UNTIL_KILLED)
+    failures = []
+
+    def launch():
+        try:
+            rank_launcher.launch(script, [tmp_path], timeout=120)
+        except RuntimeError as error:  # the template is gone: its reply never comes
+            failures.append(error)
+
+    thread = threading.Thread(target=launch)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not all((tmp_path / f"pid{r}").exists() for r in range(2)):
+        assert time.monotonic() < deadline, [
+            log.read_text()[-800:] for log in tmp_path.glob("*.log")
+        ]
+        time.sleep(0.05)
+    time.sleep(0.2)  # let both files be written whole
+    pids = [int((tmp_path / f"pid{r}").read_text()) for r in range(2)]
+    rank_launcher._stop_template()  # what launch() does when the kernel is interrupted
+    thread.join(30)
+    deadline = time.monotonic() + 10
+    while not all(_gone(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(_gone(pid) for pid in pids), pids
+    assert failures and "exited unexpectedly" in str(failures[0])
 
 
 def test_a_hang_ends_at_the_timeout(tmp_path):
