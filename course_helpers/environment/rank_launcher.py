@@ -243,7 +243,10 @@ def _launch_forked(request: dict, env: dict[str, str], logs: list[Path]) -> Laun
         raise
     if not reply:
         _stop_template()
-        raise RuntimeError("the process that starts the ranks exited unexpectedly")
+        raise RuntimeError(
+            "The process that starts the ranks exited unexpectedly (killed, or out of "
+            "memory), and its ranks with it: run the cell again to start a fresh one."
+        )
     answer = json.loads(reply)
     if "store_error" in answer:
         why = answer["store_error"].rstrip(".")

@@ -222,7 +222,7 @@ def run_on_two_ranks(main, *helpers, timeout: float = 120):
         )
         try:
             run = rank_launcher.launch(script, [workdir], nproc=2, timeout=timeout)
-        except RuntimeError as error:  # the launcher's own: no rank ran
+        except RuntimeError as error:  # the launcher's own failure, not a rank's
             return _run_failed(str(error))
         failure = _failure(run, workdir, timeout)
         if failure is not None:
