@@ -382,10 +382,13 @@ def test_grading_mode_sends_every_attempt_to_the_grader_as_it_is_made(monkeypatc
 
     def pump():
         while True:
+            # done is set after the last write: a read begun after it saw done and found
+            # nothing left has drained the channel (one begun before may have come too early)
+            finished = done.is_set()
             try:
                 chunk = os.read(reader, 1 << 16)
             except BlockingIOError:
-                if done.is_set():
+                if finished:
                     return
                 done.wait(0.01)
                 continue
