@@ -90,6 +90,15 @@ KINDS = (
 )
 
 
+def _short(words: str) -> str:
+    """A command line without its program's folder, cut to 160 characters; a process that
+    had exited when it was first seen is known by its name alone (from /proc's stat)."""
+    if words[:1].isdigit() and ") " in words:  # the stat line: "pid (name) state ..."
+        return words.split("(", 1)[1].rsplit(")", 1)[0]
+    program, _, rest = words.strip().partition(" ")
+    return f"{Path(program).name} {rest}".strip()[:160]
+
+
 class _Orphans(threading.Thread):
     """Reaps the processes re-parented to this one (it is their subreaper) and adds up their
     CPU (with their own reaped children's) by kind; a kernel's own CPU is in the kernel log."""
@@ -97,6 +106,7 @@ class _Orphans(threading.Thread):
     def __init__(self, main_pid: int) -> None:
         super().__init__(daemon=True)
         self.main_pid, self.seen, self.cpu = main_pid, {}, collections.Counter()
+        self.other = collections.Counter()  # "other" by command line, to name them later
         self.stopping = threading.Event()
 
     def _scan(self) -> None:
@@ -122,7 +132,10 @@ class _Orphans(threading.Thread):
             if done:
                 words = self.seen.pop(pid)
                 kind = next((name for name, word in KINDS if word in words), "other")
-                self.cpu[kind] += (usage.ru_utime + usage.ru_stime) if usage else 0.0
+                cpu = (usage.ru_utime + usage.ru_stime) if usage else 0.0
+                self.cpu[kind] += cpu
+                if kind == "other":
+                    self.other[_short(words)] += cpu
 
     def run(self) -> None:
         while not self.stopping.wait(0.3):
@@ -170,6 +183,9 @@ def run(command: list[str], out: Path) -> int:
                 phases.append((round(now - record["start"], 1), line[4:].strip()))
         status = process.wait()
     orphaned = orphans.finish()  # and what the command left behind
+    record["orphaned_other"] = {  # the costliest of the "other" kind, by command line
+        words: round(cpu, 1) for words, cpu in orphans.other.most_common(10) if cpu >= 0.1
+    }
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     record.update(end=time.time(), status=status, load_end=_loadavg(), phases=phases,
                   user=usage.ru_utime, sys=usage.ru_stime, orphaned=orphaned)  # fmt: skip
@@ -228,6 +244,9 @@ def report(out: Path, top_files: int = 25) -> str:
     if run_info.get("orphaned"):
         kinds = ", ".join(f"{kind} {cpu:.0f} s" for kind, cpu in run_info["orphaned"].items())
         lines.append(f"of which processes whose parent ended first (re-parented here): {kinds}")
+    if run_info.get("orphaned_other"):
+        lines.append("the costliest of those of no kind (CPU s, command line):")
+        lines += [f"- {cpu:.1f} `{words}`" for words, cpu in run_info["orphaned_other"].items()]
     if run_info["phases"]:
         lines += ["", "| phase (ci: line) | at s |", "|---|---:|"]
         lines += [f"| {name} | {at:.0f} |" for at, name in run_info["phases"]]

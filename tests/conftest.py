@@ -48,6 +48,7 @@ TORCH_INDEPENDENT = {
     "tests/course/test_lab_server_config.py": "the browser tests' server config and start",
     "tests/course/test_notebook_template.py": "reads the notebooks' cells and tags",
     "tests/course/test_prose_names.py": "reads the notebooks' prose and imports",
+    "tests/checking/test_progress_store.py": "the progress database's file: corrupted, read-only",
     "tests/environment/test_workspace.py": "copies and compares the learner's notebook files",
     "tests/grading/test_budget.py": "the per-notebook budget: control groups, tmpfs, processes",
     "tests/grading/test_deploy_templates.py": "validates deploy/ templates and scripts",
@@ -57,6 +58,9 @@ TORCH_INDEPENDENT = {
     "tests/grading/test_redact.py": "the catalogue graded kernels see, without answer keys",
     "tests/grading/test_shards.py": "splitting submissions into shards and merging reports",
     "tests/test_layout.py": "the package's import graph and module sizes",
+    "tests/testing/test_ci_script.py": ".ci/run's phases and cache, with stand-ins for make",
+    "tests/testing/test_lanes.py": "reads the Makefile, CI script, pyproject and this list",
+    "tests/testing/test_profiling.py": "the profile tool counts processes, CPU and lanes",
 }
 
 

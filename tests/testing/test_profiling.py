@@ -146,4 +146,10 @@ def test_a_process_orphaned_by_its_parent_is_counted_by_kind(tmp_path):
     assert run["orphaned"]["other"] > 0.1, run["orphaned"]  # the loop's CPU, in a child's child
     # the orphans' CPU is rounded to a tenth of a second in run.json; the tree's is not
     assert run["user"] + run["sys"] >= run["orphaned"]["other"] - 0.05
-    assert "re-parented here): other" in (tmp_path / "summary.md").read_text()
+    summary = (tmp_path / "summary.md").read_text()
+    assert "re-parented here): other" in summary
+    # ... and names the command line that cost it
+    ((words, cpu),) = run["orphaned_other"].items()
+    assert words.endswith("-c import time; sum(i * i for i in range(4_000_000)); time.sleep(0.5)")
+    assert cpu == run["orphaned"]["other"]
+    assert f"- {cpu:.1f} `{words}`" in summary
