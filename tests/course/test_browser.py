@@ -282,7 +282,10 @@ def test_an_exercise_notebook_survives_save_reopen_and_restart(browser, lab):
     page = _reopen(browser, lab, relative)
     cell = _cell(page, index)
     _stale_note(cell).wait_for(timeout=30_000)  # restored, with the note ...
-    assert f"Hint 1/{len(exercise.hints)}" in cell.inner_text()  # ... and the hint it showed
+    # ... and the hint it showed (in another widget view, which may attach a moment later)
+    from playwright.sync_api import expect
+
+    expect(cell).to_contain_text(f"Hint 1/{len(exercise.hints)}", timeout=30_000)
     _no_widget_error(page, relative)
     cell.get_by_role("button", name="Hint").click()  # a stale button: the note stays
     assert _stale_note(cell).is_visible()

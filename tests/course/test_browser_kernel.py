@@ -171,7 +171,10 @@ def test_the_note_leads_back_to_working_buttons_with_a_fresh_kernel(browser, lab
             _shot(page, replay, f"next_day_reopened__05_replay__{front_end}")
             raise
         cell = _cell(page, replay)
-        assert cell.locator(".widget-vbox .course-graph img").first.is_visible()
+        # the picture is a data-URL image: 0x0 (so not visible) until it decodes
+        cell.locator(".widget-vbox .course-graph img").first.wait_for(
+            state="visible", timeout=30_000
+        )
         assert "Error displaying widget" not in page.inner_text("body")
         note = _assert_note_under_the_buttons(page, replay, "reopened, replay")
         _assert_note_under_the_buttons(page, quiz, "reopened, hint")

@@ -200,7 +200,10 @@ RUNS_UNTIL_KILLED = textwrap.dedent(
     import torch.distributed as dist
 
     dist.init_process_group("gloo")  # after this, the ranks no longer need the store
-    open(os.path.join(sys.argv[1], f"pid{dist.get_rank()}"), "w").write(str(os.getpid()))
+    path = os.path.join(sys.argv[1], f"pid{dist.get_rank()}")
+    with open(path + ".new", "w") as f:
+        f.write(str(os.getpid()))
+    os.replace(path + ".new", path)  # the test never reads a file half written
     time.sleep(600)
     """
 )
@@ -235,7 +238,6 @@ def test_an_interrupted_launch_stops_its_ranks(tmp_path):
             log.read_text()[-800:] for log in tmp_path.glob("*.log")
         ]
         time.sleep(0.05)
-    time.sleep(0.2)  # let both files be written whole
     pids = [int((tmp_path / f"pid{r}").read_text()) for r in range(2)]
     rank_launcher._stop_template()  # what launch() does when the kernel is interrupted
     thread.join(30)
