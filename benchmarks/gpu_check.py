@@ -5,8 +5,8 @@ Runs, with the GPU the course picks by itself (``COURSE_DEVICE`` unset):
 - the unit tests (``pytest -m "not browser" tests``);
 - lesson 11's demonstrations: the notebook is executed and the outputs of its two timing cells
   (the cost of ``.item()`` every step, the return time of ``non_blocking`` copies) are read;
-- lesson 13's hang demonstration, on time and with rank 1 starting 2 s late
-  (``tests/course/test_lesson13_hang.py``);
+- lesson 13's hang demonstration, on time, with rank 1 starting 2 s late and with rank 1
+  making the short-timeout group 2 s late (``tests/course/test_lesson13_hang.py``);
 
 and prints one table: device, torch, Python, pass/fail counts, the timings, the nbval time.
 Without a CUDA device it says so and runs nothing (exit status 2); ``--allow-cpu`` runs the

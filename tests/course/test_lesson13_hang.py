@@ -1,5 +1,6 @@
-"""Lesson 13's hang demonstration shows the timeout however late a rank starts, and a second
-wait that a peer's exit ends long before the group's 30-minute timeout."""
+"""Lesson 13's hang demonstration shows the timeout however late a rank starts, or however long
+a busy machine holds a rank up on its way to the short-timeout group, and a second wait that a
+peer's exit ends long before the group's 30-minute timeout."""
 
 import json
 import textwrap
@@ -50,17 +51,40 @@ LATE_START = textwrap.dedent(
     """
 )
 
+# rank 1 is held up for 2 s between leaving the barrier and making the short-timeout group (a
+# busy machine can deschedule a process that long): making the group is itself a meeting,
+# bounded by the group's timeout, so a 1-second group failed here with DistStoreError
+LATE_TO_THE_GROUP = textwrap.dedent(
+    """
+    import os, runpy, sys, time
+    import torch.distributed as dist
+    if os.environ["RANK"] == "1":
+        make_group = dist.new_group
 
-@pytest.mark.parametrize("late", [False, True], ids=["together", "rank 1 starts 2 s late"])
-def test_the_hang_demonstration_shows_the_timeout(late, tmp_path, monkeypatch):
+        def held_up(*args, **kwargs):
+            time.sleep(2)
+            return make_group(*args, **kwargs)
+
+        dist.new_group = held_up
+    sys.argv = [sys.argv[1], *sys.argv[2:]]
+    runpy.run_path(sys.argv[0], run_name="__main__")
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "wrapper",
+    [None, LATE_START, LATE_TO_THE_GROUP],
+    ids=["together", "rank 1 starts 2 s late", "rank 1 makes the group 2 s late"],
+)
+def test_the_hang_demonstration_shows_the_timeout(wrapper, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     hang = tmp_path / "hang.py"
     hang.write_text(_hang_script())
     outputs = [tmp_path / "hang.txt", tmp_path / "peer_left.txt"]
-    if late:
-        wrapper = tmp_path / "late.py"
-        wrapper.write_text(LATE_START)
-        run = rank_launcher.launch(wrapper, [hang, *outputs], timeout=120)
+    if wrapper:
+        (tmp_path / "wrapper.py").write_text(wrapper)
+        run = rank_launcher.launch(tmp_path / "wrapper.py", [hang, *outputs], timeout=120)
     else:
         run = rank_launcher.launch(hang, outputs, timeout=120)
     logs = [log.read_text() for log in run.logs]
@@ -71,7 +95,7 @@ def test_the_hang_demonstration_shows_the_timeout(late, tmp_path, monkeypatch):
         messages
         == _stored_messages()
         == [
-            "RuntimeError: Timed out waiting 1000ms for recv operation to complete",
+            "RuntimeError: Timed out waiting 5000ms for recv operation to complete",
             "RuntimeError: Connection closed by peer",
             "ended within 10 s: True",
         ]
