@@ -31,6 +31,7 @@ from course_helpers.grading.worker import MAX_ANSWERS_MB, MAX_RESTARTS
 
 OUTPUT_KEPT = 64 * 1024  # bytes of a worker's output the grader keeps (the end of it)
 REPORT_LIMIT = MAX_ANSWERS_MB * 2**20 + 2**20  # a worker's report, answers included
+REPORT_GRACE_S = 5  # how long the readers may go on once the worker has ended
 
 NOBODY = 65534  # the owner of the folders around work folders when the grader is root
 
@@ -109,10 +110,14 @@ def run_worker(
 
 def _wait(process, readable: int, message: bytes, group, cells: int, timeout: int) -> WorkerRun:
     tail, report = bytearray(), bytearray()
+    finished = threading.Event()
+    report_reader = threading.Thread(
+        target=_read_report, args=(readable, report, finished), daemon=True
+    )
     readers = [
         threading.Thread(target=_send, args=(process.stdin, message), daemon=True),
         threading.Thread(target=_keep_tail, args=(process.stdout, tail), daemon=True),
-        threading.Thread(target=_read_report, args=(readable, report), daemon=True),
+        report_reader,
     ]
     for thread in readers:
         thread.start()
@@ -128,10 +133,14 @@ def _wait(process, readable: int, message: bytes, group, cells: int, timeout: in
             out_of_memory = group.oom_kills()
             group.close()  # and everything else it started, detached or not
         process.wait()
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + REPORT_GRACE_S
         for thread in readers:
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
-        os.close(readable)
+        # a process left behind may still hold the report pipe open: the reader takes what is
+        # waiting in it, stops, and closes it itself (never under its feet: the next
+        # notebook's pipe may be given the same descriptor number)
+        finished.set()
+        report_reader.join()
     result = _parse_report(bytes(report))
     if timed_out:
         return WorkerRun("timed out (the notebook's time limit; no answers)", started=True)
@@ -193,19 +202,29 @@ def _keep_tail(stream, tail: bytearray) -> None:
             del tail[: len(tail) - OUTPUT_KEPT]
 
 
-def _read_report(handle: int, report: bytearray) -> None:
-    """Read the worker's report to its end, keeping at most :data:`REPORT_LIMIT` bytes."""
-    while True:
-        try:
-            if not select.select([handle], [], [], 1.0)[0]:
+def _read_report(handle: int, report: bytearray, finished: threading.Event) -> None:
+    """Read the worker's report to its end, keeping at most :data:`REPORT_LIMIT` bytes; once
+    ``finished`` is set, only what is already waiting (for at most a second). Closes
+    ``handle`` when it stops."""
+    stop_at = None
+    try:
+        while True:
+            if stop_at is None and finished.is_set():
+                stop_at = time.monotonic() + 1
+            last = stop_at is not None
+            if not select.select([handle], [], [], 0 if last else 0.2)[0]:
+                if last:
+                    return
                 continue
             chunk = os.read(handle, 1 << 16)
-        except (OSError, ValueError):
-            return
-        if not chunk:
-            return
-        if len(report) < REPORT_LIMIT:
-            report += chunk
+            if not chunk or (last and time.monotonic() > stop_at):
+                return
+            if len(report) < REPORT_LIMIT:
+                report += chunk
+    except (OSError, ValueError):
+        return
+    finally:
+        os.close(handle)
 
 
 def _unlistable(folder: Path) -> None:
