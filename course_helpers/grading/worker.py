@@ -139,6 +139,7 @@ def run_notebook(
         notebook = nbformat.from_dict(source)
         client = _KillingClient(
             notebook,
+            config=_kernel_transport(folder),
             timeout=timeout,
             kernel_name=kernel,
             allow_errors=True,
@@ -186,6 +187,23 @@ def run_notebook(
             "run again without it, other answers kept)"
         )
     return _died(crashed) if crashed else "completed"
+
+
+SOCKET_PATH_MAX = 100  # a Unix socket's path holds at most 107 bytes: "<prefix>-<n>"
+
+
+def _kernel_transport(folder: Path):
+    """Configuration for the kernel's manager: its kernel talks over socket files in
+    ``folder`` (the notebook's own work folder), not over TCP ports. A free port is chosen
+    before the kernel binds it, so another process (another notebook's kernel, without the
+    sandbox) could take it first, and the kernel died before it replied. Where ``folder``'s
+    path is too long for a socket: TCP, as before."""
+    from traitlets.config import Config
+
+    prefix = str(folder / ".kernel")
+    if len(f"{prefix}-99".encode()) > SOCKET_PATH_MAX:
+        return Config()
+    return Config({"KernelManager": {"transport": "ipc", "ip": prefix}})
 
 
 def _killing_client_class():
