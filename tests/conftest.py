@@ -59,6 +59,7 @@ TORCH_INDEPENDENT = {
     "tests/grading/test_shards.py": "splitting submissions into shards and merging reports",
     "tests/grading/test_worker_report.py": "reading a worker's report pipe, with a stand-in",
     "tests/grading/test_worker_kernel.py": "how a grading worker connects to its kernel",
+    "tests/grading/test_package_snapshot.py": "the package snapshot and its bytecode",
     "tests/test_layout.py": "the package's import graph and module sizes",
     "tests/testing/test_ci_script.py": ".ci/run's phases and cache, with stand-ins for make",
     "tests/testing/test_lanes.py": "reads the Makefile, CI script, pyproject and this list",

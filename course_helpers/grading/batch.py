@@ -39,7 +39,7 @@ from course_helpers.grading.reports import (
 )
 from course_helpers.grading.shards import keyed_paths
 from course_helpers.grading.signing import load_key, run_key
-from course_helpers.grading.tampering import package_snapshot, restore_package
+from course_helpers.grading.tampering import compile_package, package_snapshot, restore_package
 
 
 def grade_batch(args) -> int:
@@ -55,6 +55,7 @@ def grade_batch(args) -> int:
         from course_helpers.grading.classreport import prepare_pictures
 
         prepare_pictures()  # matplotlib's modules too are imported before any submission runs
+    compile_package()
     snapshot = package_snapshot()  # after preparing: its own __pycache__ files are in it
     # judging processes are forked from a server forked now: before any submission runs,
     # and before this process starts threads
