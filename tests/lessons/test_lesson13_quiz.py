@@ -4,9 +4,11 @@ demonstration printed: a peer's exit, not only the timeout, ends the wait (issue
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from course_helpers import check
+from course_helpers.lessons import get
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSON = ROOT / "notebooks" / "13_distributed_data_parallel.ipynb"
@@ -29,3 +31,9 @@ def test_only_the_timeout_is_wrong_and_the_lesson_shows_why():
     assert wrong.status == "failed"
     assert "Connection closed by peer" in wrong.message
     assert check("13.quiz_one_rank_collective", "d").passed
+
+
+def test_the_hint_names_the_timeout_the_lesson_shows():
+    waited_ms = int(re.search(r"Timed out waiting (\d+)ms", _hang_output()).group(1))
+    hints = " ".join(get("13.quiz_one_rank_collective").hints)
+    assert f"{waited_ms // 1000}-second timeout" in hints

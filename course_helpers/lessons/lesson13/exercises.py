@@ -173,7 +173,7 @@ EXERCISES = [
         hints=(
             "What did rank 0 do in the lesson's hang demonstration before each of its two "
             "errors came?",
-            "It waited both times: once until the 1-second timeout, once only until rank 1's "
+            "It waited both times: once until the 5-second timeout, once only until rank 1's "
             "process exited, long before the 30-minute timeout.",
             "It waits until the timeout, or until a peer's process exits: 'd'.",
         ),
