@@ -111,16 +111,20 @@ def _suspect(node) -> str:
 
 
 def compile_package(root: Path | None = None) -> None:
-    """Where this Python writes bytecode, write the course package's now, before the snapshot:
-    another process of this Python that imports a module the grader did not (an instructor's
-    second command during a long batch) then finds it current and writes none, which the
-    tampering check would count as a file added to the package. A package this user cannot
-    write to is left as it is."""
+    """Where this Python writes bytecode, write the course package's now, before the snapshot,
+    at every optimisation level (``-O`` and ``-OO`` write files of their own): another
+    process of this Python that imports a module the grader did not (an instructor's second
+    command during a long batch) then finds it current and writes none, which the tampering
+    check would count as a file added to the package. Only regular files are compiled (a
+    link's target may lie outside the package); a package this user cannot write to is left
+    as it is."""
     if sys.dont_write_bytecode:
         return
     import compileall
 
-    compileall.compile_dir(PACKAGE if root is None else root, quiet=2)
+    for path in _files(PACKAGE if root is None else root):
+        if path.suffix == ".py" and not path.is_symlink() and "__pycache__" not in path.parts:
+            compileall.compile_file(path, quiet=2, optimize=[0, 1, 2])
 
 
 def package_snapshot(root: Path | None = None) -> dict[Path, bytes]:

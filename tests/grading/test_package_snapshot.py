@@ -23,11 +23,11 @@ def package(tmp_path, monkeypatch):
     return copy
 
 
-def _import_elsewhere(package) -> str:
+def _import_elsewhere(package, *options: str) -> str:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     code = f"{ELSEWHERE}\nimport course_helpers\nprint(course_helpers.__file__)"
     done = subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, *options, "-c", code],
         env=env,
         cwd=package.parent,
         capture_output=True,
@@ -37,12 +37,23 @@ def _import_elsewhere(package) -> str:
     return done.stdout.strip()
 
 
-def test_bytecode_another_process_writes_during_the_batch_is_no_change(package):
+@pytest.mark.parametrize("options", [(), ("-O",), ("-OO",)], ids=["plain", "-O", "-OO"])
+def test_bytecode_another_process_writes_during_the_batch_is_no_change(package, options):
     tampering.compile_package(package)
     snapshot = tampering.package_snapshot(package)
-    imported = _import_elsewhere(package)
+    imported = _import_elsewhere(package, *options)
     assert imported == str(package / "__init__.py")  # the copy, not the checkout
     assert tampering.restore_package(snapshot, package) == []
+
+
+def test_a_linked_module_is_not_compiled_into_the_package(package, tmp_path):
+    outside = tmp_path / "secret.py"
+    outside.write_text("KEY = 'kept outside the package'\n")
+    (package / "linked.py").symlink_to(outside)
+    tampering.compile_package(package)
+    assert not list(package.rglob("linked.*.pyc"))
+    snapshot = tampering.package_snapshot(package)
+    assert tampering.restore_package(snapshot, package) == ["added course_helpers/linked.py"]
 
 
 def test_without_it_that_bytecode_was_counted_as_added(package):
