@@ -217,10 +217,12 @@ def _read_report(handle: int, report: bytearray, finished: threading.Event) -> N
                     return
                 continue
             chunk = os.read(handle, 1 << 16)
-            if not chunk or (last and time.monotonic() > stop_at):
+            if not chunk:
                 return
             if len(report) < REPORT_LIMIT:
                 report += chunk
+            if last and time.monotonic() > stop_at:
+                return
     except (OSError, ValueError):
         return
     finally:
