@@ -51,9 +51,9 @@ LATE_START = textwrap.dedent(
     """
 )
 
-# rank 1 is held up for 2 s between leaving the barrier and making the short-timeout group (a
-# busy machine can deschedule a process that long): making the group is itself a meeting,
-# bounded by the group's timeout, so a 1-second group failed here with DistStoreError
+# rank 1 is held up for 2 s between leaving the barrier and making the short-timeout group (as
+# a busy machine may hold it up): making the group is itself a meeting, bounded by the group's
+# timeout, so a 1-second group failed here with DistStoreError
 LATE_TO_THE_GROUP = textwrap.dedent(
     """
     import os, runpy, sys, time
