@@ -15,7 +15,10 @@ Wall-clock time on a shared machine says little, so this records measures that s
   forked from the template or a fresh process, the test it was started for, its CPU seconds
   (sampled twice a second: a killed kernel loses at most the last half second);
 - ``.ci/run``'s phases, from the ``ci: <phase> ...`` lines it prints, and the load average
-  at the start and the end (the conditions the figures were taken under).
+  at the start and the end (the conditions the figures were taken under);
+- the machine's speed all through the run (benchmarks/machine_speed.py, sampled every 15 s),
+  and the tree's CPU in units of that reference workload: the figure to compare between
+  machines, whose speed differs by more than the changes being measured.
 """
 
 from __future__ import annotations
@@ -32,6 +35,10 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # machine_speed.py, beside this file, when loaded by path
+    sys.path.insert(0, str(HERE))
 
 STARTUP = r"""
 def _course_profile_kernel():
@@ -169,6 +176,10 @@ def run(command: list[str], out: Path) -> int:
     record = {"command": command, "start": time.time(), "load_start": _loadavg(),
               "host": f"{platform.machine()}, {os.cpu_count()} cores"}  # fmt: skip
     phases = []
+    from machine_speed import Sampler
+
+    speed = Sampler()
+    speed.start()
     with open(out / "output.log", "w") as log:
         process = subprocess.Popen(
             command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
@@ -183,6 +194,7 @@ def run(command: list[str], out: Path) -> int:
                 phases.append((round(now - record["start"], 1), line[4:].strip()))
         status = process.wait()
     orphaned = orphans.finish()  # and what the command left behind
+    record["speed"] = speed.stop()
     record["orphaned_other"] = {  # the costliest of the "other" kind, by command line
         words: round(cpu, 1) for words, cpu in orphans.other.most_common(10) if cpu >= 0.1
     }
@@ -241,6 +253,13 @@ def report(out: Path, top_files: int = 25) -> str:
         f"{run_info['user'] + run_info['sys']:.0f} s (user {run_info['user']:.0f}, "
         f"sys {run_info['sys']:.0f})",
     ]
+    if run_info.get("speed"):
+        from machine_speed import describe
+
+        reference = run_info["speed"]["reference"]
+        cpu = run_info["user"] + run_info["sys"]
+        lines.append(f"{describe(run_info['speed'])}: the tree's CPU is {cpu / reference:,.0f} "
+                     "references")  # fmt: skip
     if run_info.get("orphaned"):
         kinds = ", ".join(f"{kind} {cpu:.0f} s" for kind, cpu in run_info["orphaned"].items())
         lines.append(f"of which processes whose parent ended first (re-parented here): {kinds}")

@@ -63,6 +63,7 @@ TORCH_INDEPENDENT = {
     "tests/test_layout.py": "the package's import graph and module sizes",
     "tests/testing/test_ci_script.py": ".ci/run's phases and cache, with stand-ins for make",
     "tests/testing/test_lanes.py": "reads the Makefile, CI script, pyproject and this list",
+    "tests/testing/test_machine_speed.py": "times a fixed workload of the standard library",
     "tests/testing/test_profiling.py": "the profile tool counts processes, CPU and lanes",
 }
 

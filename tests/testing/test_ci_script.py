@@ -84,6 +84,10 @@ def test_every_phase_runs_with_the_cached_venvs(ci):
     started += ["ci: make test-slurm", "ci: make test-compat TORCH=2.11.0"]
     started += ["ci: make test-compat TORCH=2.14.1", "ci: make test-colab"]
     assert _in_order(phases, [*started, "ci: done"]), phases
+    # before the README's command: how fast the machine was (benchmarks/machine_speed.py)
+    lines = done.stdout.splitlines()
+    speed = next(i for i, line in enumerate(lines) if line.startswith("machine speed: reference "))
+    assert speed < lines.index(next(x for x in lines if x.startswith("ci: make test "))), lines
     for lane in ("make check-lock", "make test-compat TORCH=2.11.0", "make test-colab"):
         assert f"ci: {lane} ended with exit status 0" in phases, phases
         assert f"---- the log of {lane} ----" in done.stdout

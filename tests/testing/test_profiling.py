@@ -126,6 +126,7 @@ def test_the_summary_counts_each_lane_apart_from_child_runs_and_names_kernels(tm
     assert "CPU of the whole process tree: 55 s" in summary
     assert "kernels started: 3 (2 forked, 1 fresh processes)" in summary
     assert "| make test (at 0 s) | 1 |" in summary
+    assert "machine speed" not in summary  # a run.json of before the speed was sampled
 
 
 ORPHAN_MAKER = (
@@ -153,3 +154,7 @@ def test_a_process_orphaned_by_its_parent_is_counted_by_kind(tmp_path):
     assert words.endswith("-c import time; sum(i * i for i in range(4_000_000)); time.sleep(0.5)")
     assert cpu == run["orphaned"]["other"]
     assert f"- {cpu:.1f} `{words}`" in summary
+    # the machine's speed, sampled through the run, and the tree's CPU in its units
+    assert run["speed"]["samples"] >= 1 and run["speed"]["reference"] > 0, run["speed"]
+    references = (run["user"] + run["sys"]) / run["speed"]["reference"]
+    assert f"the tree's CPU is {references:,.0f} references" in summary, summary

@@ -1,0 +1,112 @@
+"""How fast this machine's processors run: a fixed workload, timed in CPU seconds.
+
+    python benchmarks/machine_speed.py     # machine speed: reference 0.21 CPU s (...)
+
+Machines of the same kind here (2 cores, "AMD EPYC", a virtual machine) are not equally fast,
+and one machine is not equally fast from minute to minute: the same `make test` used 858 s of
+CPU in one profile and 1,496 s in another (docs/benchmarks.md, "A slower machine"). CPU seconds
+of two runs compare only when this workload took about the same time during both;
+benchmarks/profile_tests.py samples it all through a run.
+
+The workload is always the same work, in two parts: interpreted Python (additions in a loop
+and a sort) and compiled code (zlib compressing the same 2 MiB). Only the standard library:
+CI runs it with the system's python3, before any setup.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import sys
+import threading
+import time
+import zlib
+
+REPEATS = 3
+SAMPLE_EVERY_S = 15.0
+
+
+def _python_work() -> int:
+    total = 0
+    for i in range(600_000):
+        total += i ^ (i >> 3)
+    values = [(i * 7919) % 100_003 for i in range(100_000)]
+    values.sort()
+    return total + values[-1]
+
+
+def _native_work() -> int:
+    # the same 2 MiB of text-like bytes (16 letters) on every machine and Python
+    letters = bytes(97 + b % 16 for b in range(256))
+    buffer = random.Random(20261128).randbytes(1 << 21).translate(letters)
+    return len(zlib.compress(buffer, 6))
+
+
+def _cpu(work) -> float:
+    """CPU seconds of ``work`` in this thread alone (a profiler's other threads are busy)."""
+    start = time.thread_time()
+    work()
+    return time.thread_time() - start
+
+
+def sample() -> tuple[float, float]:
+    """CPU seconds of one run of each part: (python, native)."""
+    return _cpu(_python_work), _cpu(_native_work)
+
+
+def summarize(samples: list[tuple[float, float]]) -> dict:
+    """The medians of each part and of their sum (``reference``: lower is faster), and the
+    range of the sums, over ``samples``."""
+    if not samples:
+        raise ValueError("no samples of the machine's speed were taken")
+    sums = [python + native for python, native in samples]
+    return {
+        "samples": len(samples),
+        "python": round(statistics.median(p for p, _ in samples), 3),
+        "native": round(statistics.median(n for _, n in samples), 3),
+        "reference": round(statistics.median(sums), 3),
+        "fastest": round(min(sums), 3),
+        "slowest": round(max(sums), 3),
+    }
+
+
+def measure(repeats: int = REPEATS) -> dict:
+    """The workload ``repeats`` times, now."""
+    return summarize([sample() for _ in range(repeats)])
+
+
+class Sampler(threading.Thread):
+    """Takes a sample at once and then every ``every_s`` seconds, until ``stop()``, which
+    returns ``summarize`` of them all. About 0.2 CPU s a sample, here."""
+
+    def __init__(self, every_s: float = SAMPLE_EVERY_S) -> None:
+        super().__init__(daemon=True)
+        self.every_s, self.samples, self._stopping = every_s, [], threading.Event()
+
+    def run(self) -> None:
+        while True:
+            self.samples.append(sample())
+            if self._stopping.wait(self.every_s):
+                return
+
+    def stop(self) -> dict:
+        self._stopping.set()
+        self.join()
+        return summarize(self.samples)
+
+
+def describe(speed: dict) -> str:
+    spread = ""
+    if speed["samples"] > 1:
+        spread = f", {speed['fastest']:.2f} to {speed['slowest']:.2f}"
+        spread += f" over {speed['samples']} samples"
+    return (
+        f"machine speed: reference {speed['reference']:.2f} CPU s (python {speed['python']:.2f}"
+        f", native {speed['native']:.2f}{spread}; lower is faster; benchmarks/machine_speed.py)"
+    )
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        sys.exit("usage: python benchmarks/machine_speed.py (it takes no arguments)")
+    print(describe(measure()))
