@@ -3,10 +3,11 @@
     python benchmarks/machine_speed.py     # machine speed: reference 0.21 CPU s (...)
 
 Machines of the same kind here (2 cores, "AMD EPYC", a virtual machine) are not equally fast,
-and one machine is not equally fast from minute to minute: the same `make test` used 858 s of
-CPU in one profile and 1,496 s in another (docs/benchmarks.md, "A slower machine"). CPU seconds
-of two runs compare only when this workload took about the same time during both;
-benchmarks/profile_tests.py samples it all through a run.
+and one machine is not equally fast from minute to minute: `make test` used 858 s of CPU in
+one profile (5,020 tests) and 1,496 s in another (5,037 tests; docs/benchmarks.md, "A slower
+machine"). CPU seconds of two runs compare only when this workload took about the same time
+during both; benchmarks/profile_tests.py samples it all through a run (where the run's own
+processes share the caches with it, so compare runs of like load).
 
 The workload is always the same work, in two parts: interpreted Python (additions in a loop
 and a sort) and compiled code (zlib compressing the same 2 MiB). Only the standard library:
