@@ -16,9 +16,10 @@ Wall-clock time on a shared machine says little, so this records measures that s
   (sampled twice a second: a killed kernel loses at most the last half second);
 - ``.ci/run``'s phases, from the ``ci: <phase> ...`` lines it prints, and the load average
   at the start and the end (the conditions the figures were taken under);
-- the machine's speed all through the run (benchmarks/machine_speed.py, sampled every 15 s),
-  and the tree's CPU in units of that reference workload: the figure to compare between
-  machines, whose speed differs by more than the changes being measured.
+- the machine's speed through the run (benchmarks/machine_speed.py, sampled about every
+  15 s), the tree's CPU in units of that reference workload, and the time the hypervisor
+  took from this virtual machine (``steal`` in /proc/stat): machines of one kind differ in
+  speed by more than most changes being measured.
 """
 
 from __future__ import annotations
@@ -36,9 +37,17 @@ import threading
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:  # machine_speed.py, beside this file, when loaded by path
-    sys.path.insert(0, str(HERE))
+
+def _machine_speed():
+    """benchmarks/machine_speed.py, beside this file (also when this file is loaded by path)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().with_name("machine_speed.py")
+    spec = importlib.util.spec_from_file_location("course_machine_speed", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
 
 STARTUP = r"""
 def _course_profile_kernel():
@@ -76,6 +85,16 @@ def _course_profile_kernel():
 _course_profile_kernel()
 del _course_profile_kernel
 """
+
+
+def _stolen_s() -> float | None:
+    """Seconds the hypervisor has taken from this machine's processors (/proc/stat's steal),
+    or None where the kernel does not say."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()
+        return int(fields[8]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _loadavg() -> str:
@@ -176,10 +195,9 @@ def run(command: list[str], out: Path) -> int:
     record = {"command": command, "start": time.time(), "load_start": _loadavg(),
               "host": f"{platform.machine()}, {os.cpu_count()} cores"}  # fmt: skip
     phases = []
-    from machine_speed import Sampler
-
-    speed = Sampler()
+    speed = _machine_speed().Sampler()
     speed.start()
+    stolen = _stolen_s()
     with open(out / "output.log", "w") as log:
         process = subprocess.Popen(
             command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
@@ -194,7 +212,13 @@ def run(command: list[str], out: Path) -> int:
                 phases.append((round(now - record["start"], 1), line[4:].strip()))
         status = process.wait()
     orphaned = orphans.finish()  # and what the command left behind
-    record["speed"] = speed.stop()
+    try:
+        record["speed"] = speed.stop()
+    except ValueError:  # no sample was taken: the profile is still worth keeping
+        record["speed"] = None
+    stolen_end = _stolen_s()
+    if stolen is not None and stolen_end is not None:
+        record["stolen_s"] = round(stolen_end - stolen, 1)
     record["orphaned_other"] = {  # the costliest of the "other" kind, by command line
         words: round(cpu, 1) for words, cpu in orphans.other.most_common(10) if cpu >= 0.1
     }
@@ -254,12 +278,17 @@ def report(out: Path, top_files: int = 25) -> str:
         f"sys {run_info['sys']:.0f})",
     ]
     if run_info.get("speed"):
-        from machine_speed import describe
-
-        reference = run_info["speed"]["reference"]
-        cpu = run_info["user"] + run_info["sys"]
-        lines.append(f"{describe(run_info['speed'])}: the tree's CPU is {cpu / reference:,.0f} "
-                     "references")  # fmt: skip
+        speed, cpu = run_info["speed"], run_info["user"] + run_info["sys"]
+        lines.append(
+            f"{_machine_speed().describe(speed)}: the tree's CPU is about "
+            f"{_three_figures(cpu / speed['reference'])} references "
+            f"({_three_figures(cpu / speed['slowest'])} to "
+            f"{_three_figures(cpu / speed['fastest'])} at the slowest and fastest samples)"
+        )
+    if run_info.get("stolen_s") is not None:
+        lines.append("time the hypervisor took from the machine's processors (steal, all "
+                     f"processors together): "
+                     f"{run_info['stolen_s']:.0f} s")  # fmt: skip
     if run_info.get("orphaned"):
         kinds = ", ".join(f"{kind} {cpu:.0f} s" for kind, cpu in run_info["orphaned"].items())
         lines.append(f"of which processes whose parent ended first (re-parented here): {kinds}")
@@ -322,6 +351,11 @@ def report(out: Path, top_files: int = 25) -> str:
     return "\n".join(lines)
 
 
+def _three_figures(value: float) -> str:
+    """``value`` to three significant figures, with thousands separators: 13,700."""
+    return f"{float(f'{value:.3g}'):,.0f}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -336,7 +370,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.out or not args.command:
         parser.error("give --out DIR and a command after --, or --report DIR")
-    status = run(args.command, args.out)
+    try:
+        status = run(args.command, args.out)
+    except (FileNotFoundError, PermissionError) as error:
+        parser.error(f"cannot run {args.command[0]!r} ({error.strerror}): give a program on "
+                     "PATH or its path after --, e.g. -- make test")  # fmt: skip
     summary = report(args.out, args.top)
     (args.out / "summary.md").write_text(summary + "\n")
     print("\n" + summary)

@@ -127,6 +127,12 @@ def test_the_summary_counts_each_lane_apart_from_child_runs_and_names_kernels(tm
     assert "kernels started: 3 (2 forked, 1 fresh processes)" in summary
     assert "| make test (at 0 s) | 1 |" in summary
     assert "machine speed" not in summary  # a run.json of before the speed was sampled
+    run["speed"] = {"samples": 2, "python": 0.1, "native": 0.1, "reference": 0.2,
+                    "fastest": 0.1, "slowest": 0.4}  # fmt: skip
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    # 55 s of CPU: 275 references at the median, 138 to 550 at the slowest and fastest
+    assert ("the tree's CPU is about 275 references (138 to 550 at the slowest and fastest "
+            "samples)") in _profile_tool().report(tmp_path)  # fmt: skip
 
 
 ORPHAN_MAKER = (
@@ -156,5 +162,15 @@ def test_a_process_orphaned_by_its_parent_is_counted_by_kind(tmp_path):
     assert f"- {cpu:.1f} `{words}`" in summary
     # the machine's speed, sampled through the run, and the tree's CPU in its units
     assert run["speed"]["samples"] >= 1 and run["speed"]["reference"] > 0, run["speed"]
-    references = (run["user"] + run["sys"]) / run["speed"]["reference"]
-    assert f"the tree's CPU is {references:,.0f} references" in summary, summary
+    assert "machine speed: reference " in summary and "the tree's CPU is about " in summary
+    assert "(steal, all processors together)" in summary and run["stolen_s"] >= 0, summary
+
+
+def test_a_command_that_cannot_run_is_a_clear_message_not_a_traceback(tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "profile_tests.py"), "--out", str(tmp_path),
+         "--", "no-such-program-here"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "cannot run 'no-such-program-here' (No such file or directory)" in done.stderr
