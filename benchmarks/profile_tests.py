@@ -373,6 +373,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         status = run(args.command, args.out)
     except (FileNotFoundError, PermissionError) as error:
+        if error.filename != args.command[0]:
+            raise  # another file was missing: not the command's fault
         parser.error(f"cannot run {args.command[0]!r} ({error.strerror}): give a program on "
                      "PATH or its path after --, e.g. -- make test")  # fmt: skip
     summary = report(args.out, args.top)
