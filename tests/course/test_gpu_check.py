@@ -35,6 +35,7 @@ def test_without_cuda_it_says_so_and_runs_nothing(gpu_check, monkeypatch, capsys
 
 
 def test_the_table_names_the_gpu_counts_and_timings(gpu_check, monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(gpu_check.tempfile, "tempdir", str(tmp_path))  # its log folder, here
     monkeypatch.setattr(
         gpu_check, "machine", lambda: ("NVIDIA H100 80GB HBM3", "2.11.0+cu130", "13.0", True)
     )
@@ -55,6 +56,20 @@ def test_the_table_names_the_gpu_counts_and_timings(gpu_check, monkeypatch, caps
     assert "552 passed, 16 failed, 0 errors, 0 skipped in 300.0 s" in out
     assert "nbval time" in out
     assert json.loads(report.read_text())["runs"]["nbval"]["failed"] == 16
+    (logs,) = tmp_path.glob("gpu_check_*")  # kept for the reader, and named in the table
+    assert f"pytest output and JUnit reports: {logs}" in out
+
+
+def test_a_run_without_pytest_steps_leaves_no_log_folder(gpu_check, monkeypatch, tmp_path):
+    monkeypatch.setattr(gpu_check.tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(gpu_check, "machine", lambda: ("NVIDIA H100", "2.11.0+cu130", "13.0", True))
+    cells = [
+        {"cell_type": "code", "source": first, "outputs": []}
+        for first in (gpu_check.SYNC_CELL, gpu_check.NON_BLOCKING_CELL)
+    ]
+    monkeypatch.setattr(gpu_check, "execute_lesson11", lambda: {"cells": cells})
+    assert gpu_check.main(["--steps", "lesson11"]) == 0
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_an_unknown_step_is_a_usage_error(gpu_check):
