@@ -197,13 +197,16 @@ def _kernel_transport(folder: Path):
     ``folder`` (the notebook's own work folder), not over TCP ports. A free port is chosen
     before the kernel binds it, so another process (another notebook's kernel, without the
     sandbox) could take it first, and the kernel died before it replied. Where ``folder``'s
-    path is too long for a socket: TCP, as before."""
+    path is too long for a socket: TCP, as before. Its connection file is in ``folder`` too
+    (jupyter_client's default is a new file in the temporary folder, left there when the
+    worker is killed), so it goes when the work folder goes."""
     from traitlets.config import Config
 
+    connection = {"connection_file": str(folder / ".kernel.json")}
     prefix = str(folder / ".kernel")
     if len(f"{prefix}-99".encode()) > SOCKET_PATH_MAX:
-        return Config()
-    return Config({"KernelManager": {"transport": "ipc", "ip": prefix}})
+        return Config({"KernelManager": connection})
+    return Config({"KernelManager": {"transport": "ipc", "ip": prefix, **connection}})
 
 
 def _killing_client_class():

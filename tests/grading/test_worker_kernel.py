@@ -17,7 +17,7 @@ SEES_ITS_CONNECTION = (
     "with open(get_connection_file()) as f:\n"
     "    info = json.load(f)\n"
     "with open('seen.json', 'w') as f:\n"
-    "    json.dump([info['transport'], info['ip']], f)\n"
+    "    json.dump([info['transport'], info['ip'], get_connection_file()], f)\n"
 )
 
 
@@ -39,17 +39,21 @@ def _run(folder: Path) -> tuple[str, list]:
 
 
 def test_the_kernel_talks_over_socket_files_in_the_work_folder(tmp_path):
-    run, (transport, prefix) = _run(tmp_path / "work")
+    run, (transport, prefix, connection_file) = _run(tmp_path / "work")
     assert run == "completed"
     assert (transport, prefix) == ("ipc", str(tmp_path / "work" / ".kernel"))
-    assert not list((tmp_path / "work").glob(".kernel-*"))  # removed with the kernel
+    # its connection file too: not a new file in the temporary folder, which a killed worker
+    # would leave behind there
+    assert connection_file == str(tmp_path / "work" / ".kernel.json")
+    assert not list((tmp_path / "work").glob(".kernel*"))  # removed with the kernel
 
 
 def test_a_work_folder_too_deep_for_a_socket_path_gets_tcp_and_still_runs(tmp_path):
     deep = tmp_path / ("d" * 60) / ("e" * 60)
     assert len(str(deep / ".kernel-99").encode()) > 107  # no Unix socket can have it
-    run, (transport, _) = _run(deep)
+    run, (transport, _, connection_file) = _run(deep)
     assert (run, transport) == ("completed", "tcp")
+    assert connection_file == str(deep / ".kernel.json")
 
 
 @pytest.mark.parametrize("folder", ["/tmp/work"])  # the sandbox's work folder
