@@ -177,6 +177,9 @@ class LabServer:
             for folder in COURSE_DIRS:
                 shutil.copytree(self.source / folder, course / folder)
         home = self.workdir / "home"
+        # a HOME that exists: without one, IPython (which the server imports) takes a new
+        # temporary folder for its settings each start and leaves it behind
+        home.mkdir(parents=True, exist_ok=True)
         settings = self.workdir / "settings"
         _write_settings(settings, self.autosave_interval, self.make_lab)
         env = dict(os.environ)

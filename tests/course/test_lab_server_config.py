@@ -38,13 +38,17 @@ def test_the_test_servers_config_makes_forking_the_default_provisioner(tmp_path)
     assert run.stdout.strip() == forked_kernels.NAME
 
 
-def test_a_server_whose_port_was_taken_starts_again_on_another(tmp_path):
+def test_a_server_whose_port_was_taken_starts_again_on_another(tmp_path, monkeypatch):
     """free_port() lets its port go; another process taking it before the server binds it
-    must cost a restart, not the tests of that server."""
+    must cost a restart, not the tests of that server. And a server, stopped, leaves nothing
+    in the temporary folder (each start left two folders there, for IPython's settings)."""
     import socket
 
     from lab_server import LabServer
 
+    temporary = tmp_path / "temporary"
+    temporary.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))  # the server's, not this process's
     server = LabServer(tmp_path)
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", server.port))
@@ -59,6 +63,7 @@ def test_a_server_whose_port_was_taken_starts_again_on_another(tmp_path):
             assert status.status == 200
         finally:
             server.stop()
+    assert list(temporary.iterdir()) == []
 
 
 def test_the_browser_tests_take_the_headless_shell_where_it_runs(tmp_path):
