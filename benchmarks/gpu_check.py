@@ -282,8 +282,7 @@ def main(argv: list[str] | None = None) -> int:
             f"COURSE_DEVICE={os.environ['COURSE_DEVICE']} was set and is ignored by this check."
         )
 
-    logs = Path()  # made, and kept for reading, only where a step runs pytest
-    if {"nbval", "unit", "lesson13"} & set(steps):
+    if {"nbval", "unit", "lesson13"} & set(steps):  # made, and kept, only for pytest's steps
         logs = Path(tempfile.mkdtemp(prefix="gpu_check_"))
         results.notes.append(f"pytest output and JUnit reports: {logs}")
     if "nbval" in steps:

@@ -63,6 +63,7 @@ def test_the_table_names_the_gpu_counts_and_timings(gpu_check, monkeypatch, caps
 def test_a_run_without_pytest_steps_leaves_no_log_folder(gpu_check, monkeypatch, tmp_path):
     monkeypatch.setattr(gpu_check.tempfile, "tempdir", str(tmp_path))
     monkeypatch.setattr(gpu_check, "machine", lambda: ("NVIDIA H100", "2.11.0+cu130", "13.0", True))
+    monkeypatch.setattr(gpu_check, "run_pytest", lambda *a: pytest.fail("no pytest step here"))
     cells = [
         {"cell_type": "code", "source": first, "outputs": []}
         for first in (gpu_check.SYNC_CELL, gpu_check.NON_BLOCKING_CELL)
