@@ -251,6 +251,31 @@ def _stale_note(cell):
     return cell.locator(".course-stale-note", has_text="run the notebook down to here")
 
 
+# What a reopened cell shows, for a failure message: its outputs' text and classes, and the
+# notebook's kernel indicator.
+CELL_STATE = """(i) => {
+  const cell = document.querySelector(`.jp-Notebook .jp-Cell[data-windowed-list-index="${i}"]`);
+  const indicator = document.querySelector('.jp-NotebookPanel .jp-Notebook-ExecutionIndicator');
+  const outputs = cell ? [...cell.querySelectorAll('.jp-OutputArea-output')] : [];
+  return {
+    cell_found: !!cell,
+    kernel_indicator: indicator && indicator.getAttribute('data-status'),
+    outputs: outputs.map(o => ({classes: o.className, text: o.innerText.slice(0, 300)})),
+  };
+}"""
+
+
+def _wait_for_stale_note(page, cell, index: int, timeout_ms: int) -> None:
+    """Wait for the restored buttons' note; failing, say what the cell showed instead."""
+    try:
+        _stale_note(cell).wait_for(timeout=timeout_ms)
+    except Exception as error:  # playwright's TimeoutError
+        state = page.evaluate(CELL_STATE, index)
+        screenshot(page, f"no_stale_note__cell_{index}")
+        message = f"no stale note on cell {index} after {timeout_ms} ms: {state}"
+        raise AssertionError(message) from error
+
+
 def _saved_widget_state(lab, relative: str) -> dict:
     import json
 
@@ -273,6 +298,9 @@ def test_an_exercise_notebook_survives_save_reopen_and_restart(browser, lab):
         VISIBLE
     ).first.wait_for()
     assert not _stale_note(cell).is_visible()  # live buttons carry no note
+    # (and the message a missing note fails with says what the cell shows instead)
+    with pytest.raises(AssertionError, match=r"'kernel_indicator': 'idle'.*Hint 1/"):
+        _wait_for_stale_note(page, cell, index, 500)
 
     # save (widget state goes with it: saveState is on in make lab's settings) and reopen
     page.evaluate(TRUST_AND_SAVE)
@@ -281,7 +309,7 @@ def test_an_exercise_notebook_survives_save_reopen_and_restart(browser, lab):
     _close(page)
     page = _reopen(browser, lab, relative)
     cell = _cell(page, index)
-    _stale_note(cell).wait_for(timeout=30_000)  # restored, with the note ...
+    _wait_for_stale_note(page, cell, index, 30_000)  # restored, with the note ...
     # ... and the hint it showed (in another widget view, which may attach a moment later)
     from playwright.sync_api import expect
 
