@@ -396,3 +396,69 @@ def select_cell(page, index: int) -> None:
         timeout=10_000,
         polling=250,
     )
+
+
+# --- A reopened notebook's saved widgets, and jupyterlab-manager losing them ---------------
+#
+# Reopened, a notebook's widgets come back from the state saved in it. On 2026-11-28, in two
+# CI runs in a row (one test each), they did not: the cell showed no widget box although the
+# file held its state, and runs here did not repeat it. One way to it, read in ipywidgets'
+# source and not confirmed: jupyterlab-manager restores a second time, from the kernel only,
+# when the kernel connection reports "connected" at the wrong moment; if that restore
+# finishes first, the saved models are not registered yet and the output says "model not
+# found" for good (docs/learner-journey.md). A test that meets it runs once more, with a
+# warning that says what the cells showed; a second loss fails.
+
+WIDGET_BOXES = """(cells) => cells.every(i => {
+  const cell = document.querySelector(`.jp-Notebook .jp-Cell[data-windowed-list-index="${i}"]`);
+  return !!(cell && cell.querySelector('.jp-OutputArea-output > .widget-box'));
+})"""
+
+CELLS_SHOW = """(cells) => cells.map(i => {
+  const cell = document.querySelector(`.jp-Notebook .jp-Cell[data-windowed-list-index="${i}"]`);
+  const indicator = document.querySelector('.jp-NotebookPanel .jp-Notebook-ExecutionIndicator');
+  const outputs = cell ? [...cell.querySelectorAll('.jp-OutputArea-output')] : [];
+  return {
+    cell: i,
+    kernel_indicator: indicator && indicator.getAttribute('data-status'),
+    outputs: outputs.map(o => ({
+      classes: o.className, text: (o.innerText || o.textContent).slice(0, 200),
+    })),
+  };
+})"""
+
+
+class WidgetsLost(AssertionError):
+    """A reopened notebook showed no widget box in cells whose widget state it holds."""
+
+
+def expect_restored_widgets(page, cells: list[int], timeout_ms: int = 30_000) -> None:
+    """Wait until each of ``cells`` shows its widget box again. If one does not, close the page
+    (and its kernel) and raise WidgetsLost, saying what the cells showed."""
+    try:
+        page.wait_for_function(WIDGET_BOXES, arg=cells, timeout=timeout_ms, polling=250)
+    except Exception as error:  # playwright's TimeoutError
+        shown = page.evaluate(CELLS_SHOW, cells)
+        with contextlib.suppress(Exception):
+            screenshot(page, f"widgets_lost__cells_{'_'.join(map(str, cells))}")
+        shutdown_kernel(page)
+        page.context.close()
+        raise WidgetsLost(f"no widget box after {timeout_ms} ms on reopening: {shown}") from error
+
+
+def once_more_if_widgets_lost(test):
+    """Run the browser test ``test`` a second time if it raised WidgetsLost, with a warning
+    (jupyterlab-manager's loss, above, is not the course's); any other failure, or a second
+    loss, fails it."""
+    import functools
+    import warnings
+
+    @functools.wraps(test)
+    def run(*args, **kwargs):
+        try:
+            return test(*args, **kwargs)
+        except WidgetsLost as lost:
+            warnings.warn(f"{lost}; the test ran once more", stacklevel=2)
+            return test(*args, **kwargs)
+
+    return run

@@ -41,6 +41,7 @@ SLOW_NOTEBOOKS = (
 # it runs in every lane until someone shows it does not depend on torch.
 TORCH_INDEPENDENT = {
     "tests/authoring/": "the build, the Colab links and stub rules work on notebook text",
+    "tests/course/test_browser_reruns.py": "when a browser test runs once more, stand-ins",
     "tests/course/test_colab_lane_wiring.py": "reads the Makefile, CI script and pins",
     "tests/course/test_command_line.py": "the command line's arguments and imports",
     "tests/course/test_environment_files.py": "compares environment.yml with pyproject.toml",

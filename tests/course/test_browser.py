@@ -18,12 +18,16 @@ from browser_support import (
     APP_READY,
     CELL_REPORT,
     CELLS_DONE,
+    CELLS_SHOW,
     RUN_CELLS,
     TRUST_AND_SAVE,
+    WidgetsLost,
     _cell,
     _first_value_exercise,
     _type_into_cell,
+    expect_restored_widgets,
     menu,
+    once_more_if_widgets_lost,
     open_notebook,
     require_browser,
     screenshot,
@@ -251,26 +255,12 @@ def _stale_note(cell):
     return cell.locator(".course-stale-note", has_text="run the notebook down to here")
 
 
-# What a reopened cell shows, for a failure message: its outputs' text and classes, and the
-# notebook's kernel indicator.
-CELL_STATE = """(i) => {
-  const cell = document.querySelector(`.jp-Notebook .jp-Cell[data-windowed-list-index="${i}"]`);
-  const indicator = document.querySelector('.jp-NotebookPanel .jp-Notebook-ExecutionIndicator');
-  const outputs = cell ? [...cell.querySelectorAll('.jp-OutputArea-output')] : [];
-  return {
-    cell_found: !!cell,
-    kernel_indicator: indicator && indicator.getAttribute('data-status'),
-    outputs: outputs.map(o => ({classes: o.className, text: o.innerText.slice(0, 300)})),
-  };
-}"""
-
-
 def _wait_for_stale_note(page, cell, index: int, timeout_ms: int) -> None:
     """Wait for the restored buttons' note; failing, say what the cell showed instead."""
     try:
         _stale_note(cell).wait_for(timeout=timeout_ms)
     except Exception as error:  # playwright's TimeoutError
-        state = page.evaluate(CELL_STATE, index)
+        state = page.evaluate(CELLS_SHOW, [index])
         screenshot(page, f"no_stale_note__cell_{index}")
         message = f"no stale note on cell {index} after {timeout_ms} ms: {state}"
         raise AssertionError(message) from error
@@ -284,6 +274,7 @@ def _saved_widget_state(lab, relative: str) -> dict:
     return widgets.get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
 
 
+@once_more_if_widgets_lost
 def test_an_exercise_notebook_survives_save_reopen_and_restart(browser, lab):
     from course_helpers.widgets import MISSING_NOTE
 
@@ -308,6 +299,7 @@ def test_an_exercise_notebook_survives_save_reopen_and_restart(browser, lab):
     assert {"ButtonModel", "OutputModel", "HTMLModel"} <= kinds
     _close(page)
     page = _reopen(browser, lab, relative)
+    expect_restored_widgets(page, [index])
     cell = _cell(page, index)
     _wait_for_stale_note(page, cell, index, 30_000)  # restored, with the note ...
     # ... and the hint it showed (in another widget view, which may attach a moment later)
@@ -343,7 +335,10 @@ def test_an_exercise_notebook_survives_save_reopen_and_restart(browser, lab):
     assert notes and all(MISSING_NOTE in note for note in notes), notes
     _no_widget_error(page, relative)
     screenshot(page, "reopened_without_state__" + Path(relative).name)
-    _close(page)
+    # what a test whose widgets did not come back is told (and the page closed with it)
+    with pytest.raises(WidgetsLost, match=r"'text': 'Error displaying widget: model not found'"):
+        expect_restored_widgets(page, [index], timeout_ms=1_000)
+    assert page.is_closed()
 
 
 def _luminance(rgb) -> float:

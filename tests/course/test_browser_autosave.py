@@ -23,6 +23,8 @@ from browser_support import (
     RUN_CELLS,
     TRUST_AND_SAVE,
     _cell,
+    expect_restored_widgets,
+    once_more_if_widgets_lost,
     open_in,
     require_browser,
     setup_cell_index,
@@ -132,6 +134,7 @@ MISSING_NOTES = """(cells) => cells.flatMap(i => [...document.querySelectorAll(
 
 
 @pytest.mark.parametrize("front_end", FRONT_ENDS)
+@once_more_if_widgets_lost
 def test_replay_picture_and_revealed_hint_survive_reopen_autosave_reopen(browser, lab, front_end):
     """In JupyterLab 4 and in Notebook 7 (which autosaves with the same settings)."""
     import shutil
@@ -176,6 +179,7 @@ def test_replay_picture_and_revealed_hint_survive_reopen_autosave_reopen(browser
     # day 2: reopen (the widgets come back from the saved state), leave it to autosave
     saved_at = (lab.workdir / "course" / relative).stat().st_mtime
     page = _open(browser, lab, relative, front_end)
+    expect_restored_widgets(page, [replay, check_cell])
     _shows_what_was_seen(page, replay, check_cell, hint_text, "reopened", copies_shown=False)
     _wait_for_autosave(lab, relative, saved_at)
     _close(page)
@@ -217,6 +221,7 @@ def _shows_the_checked_answer(page, cell_index: int, picked: str, when: str, cop
         assert f"Your answer: {picked}" in text, f"{when}: {text!r}"
 
 
+@once_more_if_widgets_lost
 def test_a_checked_quiz_answer_survives_reopen_autosave_reopen(browser, lab):
     import nbformat
 
@@ -250,6 +255,7 @@ def test_a_checked_quiz_answer_survives_reopen_autosave_reopen(browser, lab):
     # day 2: reopen (the quiz comes back from the saved widget state), leave it to autosave
     saved_at = (lab.workdir / "course" / QUIZ_LESSON).stat().st_mtime
     page = _open(browser, lab, QUIZ_LESSON)
+    expect_restored_widgets(page, [quiz_cell])
     _shows_the_checked_answer(page, quiz_cell, picked, "reopened", copy_shown=False)
     _wait_for_autosave(lab, QUIZ_LESSON, saved_at)
     _close(page)
