@@ -5,9 +5,11 @@ Chromium, pages) are in conftest.py."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import time
+import warnings
 
 import pytest
 from lab_server import CHROMIUM, ROOT, SCREENSHOTS
@@ -428,37 +430,51 @@ CELLS_SHOW = """(cells) => cells.map(i => {
 })"""
 
 
+WIDGETS_SETTLED = """() => ![...document.querySelectorAll('.jp-OutputArea-output')]
+  .some(e => e.textContent.trim() === 'Loading widget...')"""
+
+
 class WidgetsLost(AssertionError):
-    """A reopened notebook showed no widget box in cells whose widget state it holds."""
+    """A reopened notebook showed no widget box in cells that should have one."""
 
 
-def expect_restored_widgets(page, cells: list[int], timeout_ms: int = 30_000) -> None:
-    """Wait until each of ``cells`` shows its widget box again. If one does not, close the page
-    (and its kernel) and raise WidgetsLost, saying what the cells showed."""
+def expect_restored_widgets(page, cells: list[int], name: str, timeout_ms: int = 30_000) -> None:
+    """Once no output says "Loading widget..." (60 s at most), wait until each of ``cells``
+    shows its widget box again. If one does not, close the page (its kernel shut down first)
+    and raise WidgetsLost, saying what the cells showed; ``name`` names the screenshot."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     try:
+        page.wait_for_function(WIDGETS_SETTLED, timeout=60_000, polling=500)
         page.wait_for_function(WIDGET_BOXES, arg=cells, timeout=timeout_ms, polling=250)
-    except Exception as error:  # playwright's TimeoutError
-        shown = page.evaluate(CELLS_SHOW, cells)
-        with contextlib.suppress(Exception):
-            screenshot(page, f"widgets_lost__cells_{'_'.join(map(str, cells))}")
-        shutdown_kernel(page)
-        page.context.close()
-        raise WidgetsLost(f"no widget box after {timeout_ms} ms on reopening: {shown}") from error
+        return
+    except PlaywrightTimeout:
+        shown = "(not read)"
+        try:
+            with contextlib.suppress(Exception):
+                shown = page.evaluate(CELLS_SHOW, cells)
+            with contextlib.suppress(Exception):
+                screenshot(page, f"widgets_lost__{name}")
+            with contextlib.suppress(Exception):
+                shutdown_kernel(page)
+        finally:
+            page.context.close()
+    raise WidgetsLost(
+        f"no widget box on reopening ({name}; screenshot widgets_lost__{name}.png): {shown}"
+    )
 
 
 def once_more_if_widgets_lost(test):
     """Run the browser test ``test`` a second time if it raised WidgetsLost, with a warning
-    (jupyterlab-manager's loss, above, is not the course's); any other failure, or a second
-    loss, fails it."""
-    import functools
-    import warnings
+    (the loss is taken to be jupyterlab-manager's, above, unconfirmed); any other failure, or
+    a second loss, fails it."""
 
     @functools.wraps(test)
     def run(*args, **kwargs):
         try:
             return test(*args, **kwargs)
         except WidgetsLost as lost:
-            warnings.warn(f"{lost}; the test ran once more", stacklevel=2)
+            warnings.warn(f"{lost}; the test ran once more", stacklevel=1)
             return test(*args, **kwargs)
 
     return run

@@ -299,7 +299,7 @@ def test_an_exercise_notebook_survives_save_reopen_and_restart(browser, lab):
     assert {"ButtonModel", "OutputModel", "HTMLModel"} <= kinds
     _close(page)
     page = _reopen(browser, lab, relative)
-    expect_restored_widgets(page, [index])
+    expect_restored_widgets(page, [index], "03_exercise_reopened")
     cell = _cell(page, index)
     _wait_for_stale_note(page, cell, index, 30_000)  # restored, with the note ...
     # ... and the hint it showed (in another widget view, which may attach a moment later)
@@ -337,7 +337,7 @@ def test_an_exercise_notebook_survives_save_reopen_and_restart(browser, lab):
     screenshot(page, "reopened_without_state__" + Path(relative).name)
     # what a test whose widgets did not come back is told (and the page closed with it)
     with pytest.raises(WidgetsLost, match=r"'text': 'Error displaying widget: model not found'"):
-        expect_restored_widgets(page, [index], timeout_ms=1_000)
+        expect_restored_widgets(page, [index], "03_deliberate_check", timeout_ms=1_000)
     assert page.is_closed()
 
 

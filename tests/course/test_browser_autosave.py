@@ -22,6 +22,7 @@ from browser_support import (
     FRONT_ENDS,
     RUN_CELLS,
     TRUST_AND_SAVE,
+    WIDGETS_SETTLED,
     _cell,
     expect_restored_widgets,
     once_more_if_widgets_lost,
@@ -37,10 +38,6 @@ require_browser()
 
 AUTOSAVE_S = 3
 LESSON = "notebooks/05_autograd_graphs.ipynb"
-
-
-WIDGETS_SETTLED = """() => ![...document.querySelectorAll('.jp-OutputArea-output')]
-  .some(e => e.textContent.trim() === 'Loading widget...')"""
 
 
 @pytest.fixture(scope="module")
@@ -179,7 +176,7 @@ def test_replay_picture_and_revealed_hint_survive_reopen_autosave_reopen(browser
     # day 2: reopen (the widgets come back from the saved state), leave it to autosave
     saved_at = (lab.workdir / "course" / relative).stat().st_mtime
     page = _open(browser, lab, relative, front_end)
-    expect_restored_widgets(page, [replay, check_cell])
+    expect_restored_widgets(page, [replay, check_cell], f"05_{front_end}_day2")
     _shows_what_was_seen(page, replay, check_cell, hint_text, "reopened", copies_shown=False)
     _wait_for_autosave(lab, relative, saved_at)
     _close(page)
@@ -255,7 +252,7 @@ def test_a_checked_quiz_answer_survives_reopen_autosave_reopen(browser, lab):
     # day 2: reopen (the quiz comes back from the saved widget state), leave it to autosave
     saved_at = (lab.workdir / "course" / QUIZ_LESSON).stat().st_mtime
     page = _open(browser, lab, QUIZ_LESSON)
-    expect_restored_widgets(page, [quiz_cell])
+    expect_restored_widgets(page, [quiz_cell], "04_quiz_day2")
     _shows_the_checked_answer(page, quiz_cell, picked, "reopened", copy_shown=False)
     _wait_for_autosave(lab, QUIZ_LESSON, saved_at)
     _close(page)

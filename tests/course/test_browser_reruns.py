@@ -1,6 +1,6 @@
 """once_more_if_widgets_lost (browser_support): a browser test whose reopened notebook lost
-its saved widgets (jupyterlab-manager's doing, not the course's) runs once more, with a
-warning; any other failure, and a second loss, fail it."""
+its saved widgets (taken to be jupyterlab-manager's doing, unconfirmed) runs once more, with
+a warning; any other failure, and a second loss, fail it."""
 
 import inspect
 
