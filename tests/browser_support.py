@@ -403,13 +403,14 @@ def select_cell(page, index: int) -> None:
 # --- A reopened notebook's saved widgets, and jupyterlab-manager losing them ---------------
 #
 # Reopened, a notebook's widgets come back from the state saved in it. On 2026-11-28, in two
-# CI runs in a row (one test each), they did not: the cell showed no widget box although the
-# file held its state, and runs here did not repeat it. One way to it, read in ipywidgets'
-# source and not confirmed: jupyterlab-manager restores a second time, from the kernel only,
-# when the kernel connection reports "connected" at the wrong moment; if that restore
-# finishes first, the saved models are not registered yet and the output says "model not
-# found" for good (docs/learner-journey.md). A test that meets it runs once more, with a
-# warning that says what the cells showed; a second loss fails.
+# CI runs in a row (one test each), they seemed not to: once no note on the restored
+# buttons, once the hints' saved copy shown where the hint box should be; runs here did not
+# repeat it. One way to it, read in ipywidgets' source and not confirmed: jupyterlab-manager
+# restores a second time, from the kernel only, when the kernel connection reports
+# "connected" at the wrong moment; if that restore finishes first, the saved models are not
+# registered yet and the output says "model not found" for good (docs/learner-journey.md).
+# A test that meets a loss runs once more, with a warning that says what the cells showed; a
+# second loss fails.
 
 WIDGET_BOXES = """(cells) => cells.every(i => {
   const cell = document.querySelector(`.jp-Notebook .jp-Cell[data-windowed-list-index="${i}"]`);
