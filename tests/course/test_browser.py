@@ -257,9 +257,11 @@ def _stale_note(cell):
 
 def _wait_for_stale_note(page, cell, index: int, timeout_ms: int) -> None:
     """Wait for the restored buttons' note; failing, say what the cell showed instead."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     try:
         _stale_note(cell).wait_for(timeout=timeout_ms)
-    except Exception as error:  # playwright's TimeoutError
+    except PlaywrightTimeout as error:
         state = page.evaluate(CELLS_SHOW, [index])
         screenshot(page, f"no_stale_note__cell_{index}")
         message = f"no stale note on cell {index} after {timeout_ms} ms: {state}"
@@ -289,9 +291,6 @@ def test_an_exercise_notebook_survives_save_reopen_and_restart(browser, lab):
         VISIBLE
     ).first.wait_for()
     assert not _stale_note(cell).is_visible()  # live buttons carry no note
-    # (and the message a missing note fails with says what the cell shows instead)
-    with pytest.raises(AssertionError, match=r"'kernel_indicator': 'idle'.*Hint 1/"):
-        _wait_for_stale_note(page, cell, index, 500)
 
     # save (widget state goes with it: saveState is on in make lab's settings) and reopen
     page.evaluate(TRUST_AND_SAVE)
@@ -336,7 +335,10 @@ def test_an_exercise_notebook_survives_save_reopen_and_restart(browser, lab):
     _no_widget_error(page, relative)
     screenshot(page, "reopened_without_state__" + Path(relative).name)
     # what a test whose widgets did not come back is told (and the page closed with it)
-    with pytest.raises(WidgetsLost, match=r"'text': 'Error displaying widget: model not found'"):
+    # (how often the page asked for the kernel's widget states depends on when its kernel
+    # connected; the console's "not found" is certain here)
+    told = r"'text': 'Error displaying widget: model not found'.*states [12] time.*found' [1-9]"
+    with pytest.raises(WidgetsLost, match=told):
         expect_restored_widgets(page, [index], "03_deliberate_check", timeout_ms=1_000)
     assert page.is_closed()
 

@@ -20,6 +20,7 @@ import pytest
 from browser_support import (
     CELLS_DONE,
     FRONT_ENDS,
+    MISSING_NOTES,
     RUN_CELLS,
     TRUST_AND_SAVE,
     WIDGETS_SETTLED,
@@ -123,11 +124,6 @@ def _settles(locator, visible: bool, message: str) -> None:
         locator.wait_for(state="visible" if visible else "hidden", timeout=30_000)
     except Exception as error:  # playwright's TimeoutError
         raise AssertionError(f"{message} (expected {'' if visible else 'not '}visible)") from error
-
-
-MISSING_NOTES = """(cells) => cells.flatMap(i => [...document.querySelectorAll(
-  `.jp-Cell[data-windowed-list-index='${i}'] .jp-OutputArea-output.jupyter-widgets`)])
-  .map(e => getComputedStyle(e, '::before').content)"""
 
 
 @pytest.mark.parametrize("front_end", FRONT_ENDS)
