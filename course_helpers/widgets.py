@@ -26,8 +26,9 @@ STALE_NOTE = (
 
 
 MISSING_NOTE = (
-    "The buttons of this cell were not saved with the notebook. To get them, run the notebook "
-    f"down to here: {RUN_DOWN_TO_HERE}. (If this note stays after that, run: "
+    "The buttons of this cell did not come back with the notebook (they were not saved with it, "
+    "or Jupyter failed to restore them). To get them, run the notebook down to here: "
+    f"{RUN_DOWN_TO_HERE}. (If this note stays after that, run: "
     "python -m course_helpers doctor)"
 )
 
@@ -62,7 +63,8 @@ def _each(suffix: str) -> str:
 #   are greyed out.
 # - JupyterLab's widget renderer writes "Error displaying widget: model not found" as bare text
 #   into an output node it marks .jupyter-widgets when a saved notebook has a widget output but
-#   no saved state for it; that text is replaced by MISSING_NOTE.
+#   no saved state for it, or when it lost that state on opening (a race in jupyterlab-manager,
+#   docs/learner-journey.md); that text is replaced by MISSING_NOTE.
 WIDGET_CSS = (
     ".course-widget .course-stale-note{display:none}"
     ".course-widget>*{order:2}.course-widget>:first-child{order:0}"
