@@ -7,8 +7,10 @@
 - After Kernel > Shut Down Kernel (or Shut Down All Kernels) the buttons must not stay silently
   dead: the note shows right under them, they look inactive, and the same path works with no
   kernel at all.
+- When jupyterlab-manager loses the saved widgets on opening (its race, made to happen
+  here), the note says so truly and following it gives working buttons.
 
-A reopened notebook whose saved widgets do not come back runs its test once more
+The next-day test runs once more when its widgets were lost by that race, seen happening
 (browser_support.once_more_if_widgets_lost). Every test works on its own copy of lesson 05
 in the shared server's course folder.
 Needs Chromium and playwright (see browser_support.require_browser).
@@ -82,8 +84,8 @@ def _open(browser, lab, relative: str, front_end: str, first: str | None = None)
 
 
 # jupyterlab-manager's race on opening (browser_support, "A reopened notebook's saved
-# widgets"), made to happen: the second time the page asks the kernel for its comms (the
-# restore from the notebook asking which of the saved widgets live in the kernel), the kernel
+# widgets"), made to happen: the second time the page asks the kernel for its comms (by our
+# reading, the restore from the notebook asking which saved widgets live in the kernel), the kernel
 # connection "reports" connected and the question waits 3 s, so the second, kernel-only
 # restore finishes first. The test checks that the page then asked for the states twice.
 FORCE_SECOND_RESTORE = """() => {
