@@ -63,7 +63,7 @@ def _each(suffix: str) -> str:
 #   are greyed out.
 # - JupyterLab's widget renderer writes "Error displaying widget: model not found" as bare text
 #   into an output node it marks .jupyter-widgets when a saved notebook has a widget output but
-#   no saved state for it, or when it lost that state on opening (a race in jupyterlab-manager,
+#   no saved state for it, or when it registers that state too late (a race in jupyterlab-manager,
 #   docs/learner-journey.md); that text is replaced by MISSING_NOTE.
 WIDGET_CSS = (
     ".course-widget .course-stale-note{display:none}"

@@ -406,15 +406,15 @@ def select_cell(page, index: int) -> None:
 #
 # Reopened, a notebook's widgets come back from the state saved in it: jupyterlab-manager
 # restores them from the kernel, then from the notebook. If the kernel connection reports
-# "connected" while that restore is not asking the kernel (still waiting for the session, or
-# already reading the notebook), a second restore starts, from the kernel only. It finishes
-# first, the manager counts itself restored before the saved models exist, and their outputs
-# say "model not found" for good. Its sign: the page asks the kernel for the widget states
-# twice (_RestoreWatch). test_browser_kernel.py makes it happen on purpose and checks what a
-# learner then sees. Three CI runs on 2026-11-28 lost widgets on reopening (one test each);
-# whether by this race was not recorded then. A test that meets a loss after two restores
-# runs once more, with a warning that says what the cells showed; a loss after one restore,
-# or a second loss, fails it.
+# "connected" again while that restore reads the notebook (after a websocket reconnect), a
+# second restore starts, from the kernel only; if it ends over ~2 s before the saved models
+# are registered, their outputs say "model not found" for good. Never seen naturally here;
+# test_browser_kernel.py makes it happen and checks what a learner then sees. It needs two
+# requests for the widget states (_RestoreWatch), which a reconnect or restart also gives:
+# necessary, not proof. Three CI runs on 2026-11-28 lost widgets on reopening (one test
+# each), with nothing recorded to tell why. A test that meets a loss after two requests runs
+# once more, with a warning that says what the cells showed; a loss after one request, or a
+# second loss, fails it.
 
 WIDGET_BOXES = """(cells) => cells.every(i => {
   const cell = document.querySelector(`.jp-Notebook .jp-Cell[data-windowed-list-index="${i}"]`);
@@ -485,8 +485,8 @@ def watch_widget_restores(page) -> None:
 
 class WidgetsLost(AssertionError):
     """A reopened notebook showed no widget box in cells that should have one;
-    ``restored_twice``: its page asked the kernel for the widget states twice, the sign of
-    jupyterlab-manager's second restore (above)."""
+    ``restored_twice``: its page asked the kernel for the widget states twice, which
+    jupyterlab-manager's race (above) needs."""
 
     def __init__(self, message: str, restored_twice: bool = False):
         super().__init__(message)
